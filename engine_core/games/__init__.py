@@ -1,0 +1,1 @@
+"""One package per game; each exposes one ``GAME`` object (see ``engine_core.registry``)."""
