@@ -5,14 +5,15 @@ PY     := $(VENV)/bin/python
 export PYTHONPATH := $(CURDIR)
 
 PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
-GEN    := services/gen
+# Generated code lands in the package `tabletop/` at the top (not tracked).
+GEN    := tabletop
 
-.PHONY: run test test-slow lint fmt bench golden proto clean bootstrap
+.PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap
 
-run: bootstrap
+run: bootstrap proto
 	$(PY) -m services.cli.main demo
 
-test: bootstrap
+test: bootstrap proto
 	$(PY) -m pytest
 
 test-slow: bootstrap
@@ -34,11 +35,24 @@ golden: bootstrap
 
 bootstrap: $(VENV)/.installed
 
+proto: bootstrap gen
+
+# `gen` alone regenerates without touching the virtualenv.
+gen: $(GEN)/.generated
+
+# One proto source; code (with type stubs) made by the pinned grpcio-tools.
+$(GEN)/.generated: $(PROTOS)
+	rm -rf $(GEN)
+	$(PY) -m grpc_tools.protoc -I protos --python_out=. --grpc_python_out=. \
+		--plugin=protoc-gen-mypy=$(VENV)/bin/protoc-gen-mypy \
+		--plugin=protoc-gen-mypy_grpc=$(VENV)/bin/protoc-gen-mypy_grpc \
+		--mypy_out=. --mypy_grpc_out=. $(PROTOS)
+	@touch $@
+
 # Re-installs only when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@touch $@
 
 clean:

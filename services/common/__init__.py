@@ -1,0 +1,1 @@
+"""What every service shares: settings, logging, auth, errors, codecs."""
