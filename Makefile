@@ -4,6 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PYTHONPATH := $(CURDIR)
 
+# The install stamp is named after pyproject.toml's content: a change re-installs.
+STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
 # Generated code lands in the package `tabletop/` at the top (not tracked).
 GEN    := tabletop
@@ -33,7 +35,7 @@ bench: bootstrap
 golden: bootstrap
 	$(PY) -m tests.golden.regenerate
 
-bootstrap: $(VENV)/.installed
+bootstrap: $(STAMP)
 
 proto: bootstrap gen
 
@@ -49,10 +51,10 @@ $(GEN)/.generated: $(PROTOS)
 		--mypy_out=. --mypy_grpc_out=. $(PROTOS)
 	@touch $@
 
-# Re-installs only when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+$(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
 	@touch $@
 
 clean:
