@@ -16,6 +16,7 @@ run: bootstrap proto
 	$(PY) -m services.cli.main demo
 
 test: bootstrap proto
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 test-slow: bootstrap
