@@ -45,4 +45,3 @@ async def test_rejections_are_rules_errors_that_keep_status_and_reason(rules):
     with pytest.raises(RulesError) as e:
         await rules.legal_moves("chess", played.state, 0)
     assert (e.value.status, e.value.reason) == (grpc.StatusCode.NOT_FOUND, "unknown_game")
-
