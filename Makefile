@@ -16,6 +16,7 @@ run: bootstrap proto
 	$(PY) -m services.cli.main demo
 
 test: bootstrap proto
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 test-slow: bootstrap
@@ -30,7 +31,7 @@ fmt: bootstrap
 	$(VENV)/bin/ruff format .
 
 bench: bootstrap
-	$(PY) -m bench.engine
+	$(PY) -m bench
 
 golden: bootstrap
 	$(PY) -m tests.golden.regenerate

@@ -5,6 +5,7 @@ A game gets all of this by registering; it writes no test code of its own.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -114,10 +115,8 @@ def mutations(move: Any) -> list[Any]:
         else:
             candidates = []
         for c in candidates:
-            try:
+            with contextlib.suppress(TypeError, ValueError):
                 out.append(msgspec.structs.replace(move, **{field: c}))
-            except (TypeError, ValueError):
-                pass
     return out
 
 
