@@ -64,9 +64,10 @@ class Registry:
 @cache
 def default_registry() -> Registry:
     """Every game Tabletop ships, by hand."""
+    from engine_core.games.arcane_academy import GAME as arcane_academy
     from engine_core.games.tic_tac_toe import GAME as tic_tac_toe
 
     registry = Registry()
-    for game in (tic_tac_toe,):
+    for game in (tic_tac_toe, arcane_academy):
         registry.register(game)
     return registry

@@ -33,9 +33,10 @@ class RandomBot:
 
 def greedy_bots() -> dict[str, Bot]:
     """The greedy bot of each game that has one, by game id."""
+    from engine_core.bots.arcane_academy import ArcaneAcademyGreedy
     from engine_core.bots.tic_tac_toe import TicTacToeGreedy
 
-    return {"tic_tac_toe": TicTacToeGreedy()}
+    return {"tic_tac_toe": TicTacToeGreedy(), "arcane_academy": ArcaneAcademyGreedy()}
 
 
 def bot_for(kind: str, game: Game) -> Bot:
