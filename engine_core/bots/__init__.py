@@ -33,9 +33,10 @@ class RandomBot:
 
 def greedy_bots() -> dict[str, Bot]:
     """The greedy bot of each game that has one, by game id."""
+    from engine_core.bots.dice_forge import DiceForgeGreedy
     from engine_core.bots.tic_tac_toe import TicTacToeGreedy
 
-    return {"tic_tac_toe": TicTacToeGreedy()}
+    return {"tic_tac_toe": TicTacToeGreedy(), "dice_forge": DiceForgeGreedy()}
 
 
 def bot_for(kind: str, game: Game) -> Bot:
