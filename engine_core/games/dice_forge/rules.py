@@ -735,45 +735,95 @@ def oust(ctx: Ctx, seat: int, occupant: int) -> None:
 
 
 def take_card(ctx: Ctx, seat: int, idx: int) -> None:
+    """Step 3 of a feat: take the top card and resolve its immediate effect (5.10)."""
     slot = data.SLOTS[idx]
     card = ctx.state.stacks[idx][0]
     ctx.emit(CardTaken(seat=seat, slot=slot.id, card=card))
+    effect = CARD_EFFECTS.get(card)
+    if effect is not None:
+        effect(ctx, seat, card)
+
+
+def effect_hammer(ctx: Ctx, seat: int, card: str) -> None:
+    ctx.emit(HammerTokenPlaced(seat=seat))
+
+
+def effect_token(ctx: Ctx, seat: int, card: str) -> None:
+    """Cerberus, Triton: a single-use token."""
+    ctx.emit(TokenGained(seat=seat, token=card.lower()))
+
+
+def effect_satyrs(ctx: Ctx, seat: int, card: str) -> None:
     n = ctx.n
-    if card == "HAMMER":
-        ctx.emit(HammerTokenPlaced(seat=seat))
-    elif card in ("CERBERUS", "TRITON"):
-        ctx.emit(TokenGained(seat=seat, token=card.lower()))
-    elif card == "SATYRS":
-        for s in seats_from((seat + 1) % n, n)[:-1]:
-            roll(ctx, s, (0, 1), "satyrs")
-        ctx.flow.insert(0, PickSatyrs(seat=seat))
-    elif card in data.BOAR_CARD_COLOUR:
-        ctx.flow.insert(0, ChooseBearer(seat=seat, colour=data.BOAR_CARD_COLOUR[card]))
-    elif card == "HELMET":
-        take_garden_face(ctx, seat, "X3", seat)
-    elif card == "MIRROR_CARD":
-        take_garden_face(ctx, seat, "MIRROR", seat)
-    elif card == "SHIP_CARD":
-        take_garden_face(ctx, seat, "SHIP", seat)
-    elif card == "SHIELD_CARD":
-        if ctx.state.gardens[3]:
-            ctx.flow.insert(0, PickShield(seat=seat))
-    elif card in ("CANCER", "SENTINEL"):
-        mod = "sentinel" if card == "SENTINEL" else ""
-        ctx.flow[0:0] = [BlessSeat(seat=seat, mod=mod), BlessSeat(seat=seat, mod=mod)]
-    elif card == "TYPHON":
-        gain(ctx, seat, (0, 0, 0, len(ctx.player(seat).discard)), "typhon")
-    elif card in ("SPHINX", "CYCLOPS"):
-        ctx.flow.insert(0, PickMinorDie(seat=seat, mod="cyclops" if card == "CYCLOPS" else ""))
-    elif card == "MINOTAUR":
-        order = seats_from((seat + 1) % n, n)
-        victims = order[:-1]
-        rolled = [(s, roll(ctx, s, (0, 1), "minotaur")) for s in victims]
-        ctx.order = order
-        for s, faces in rolled:
-            ctx.lanes[s].append(new_bless(s, faces, "minotaur"))
-    elif card == "WILD_SPIRITS":
-        ctx.lane_push(seat, [Gain(seat=seat, gold=3, moon=3, source="wild_spirits")])
+    for s in seats_from((seat + 1) % n, n)[:-1]:
+        roll(ctx, s, (0, 1), "satyrs")
+    ctx.flow.insert(0, PickSatyrs(seat=seat))
+
+
+def effect_boar(ctx: Ctx, seat: int, card: str) -> None:
+    ctx.flow.insert(0, ChooseBearer(seat=seat, colour=data.BOAR_CARD_COLOUR[card]))
+
+
+def effect_garden_face(ctx: Ctx, seat: int, card: str) -> None:
+    """Helmet, Mirror of the Abyss, Celestial Ship: forge their Garden face now."""
+    take_garden_face(ctx, seat, GARDEN_FACE_OF_CARD[card], seat)
+
+
+def effect_shield(ctx: Ctx, seat: int, card: str) -> None:
+    if ctx.state.gardens[data.GARDEN_OF_FACE["SHIELD_SUN"]]:
+        ctx.flow.insert(0, PickShield(seat=seat))
+
+
+def effect_two_blessings(ctx: Ctx, seat: int, card: str) -> None:
+    """Cancer, Sentinel: two divine blessings, the second after the first."""
+    mod = "sentinel" if card == "SENTINEL" else ""
+    ctx.flow[0:0] = [BlessSeat(seat=seat, mod=mod), BlessSeat(seat=seat, mod=mod)]
+
+
+def effect_typhon(ctx: Ctx, seat: int, card: str) -> None:
+    gain(ctx, seat, (0, 0, 0, len(ctx.player(seat).discard)), "typhon")
+
+
+def effect_minor_blessings(ctx: Ctx, seat: int, card: str) -> None:
+    """Sphinx, Cyclops: choose a die, then four minor blessings with it."""
+    ctx.flow.insert(0, PickMinorDie(seat=seat, mod="cyclops" if card == "CYCLOPS" else ""))
+
+
+def effect_minotaur(ctx: Ctx, seat: int, card: str) -> None:
+    """Every other player rolls, then each resolves the faces as losses."""
+    n = ctx.n
+    order = seats_from((seat + 1) % n, n)
+    rolled = [(s, roll(ctx, s, (0, 1), "minotaur")) for s in order[:-1]]
+    ctx.order = order
+    for s, faces in rolled:
+        ctx.lanes[s].append(new_bless(s, faces, "minotaur"))
+
+
+def effect_wild_spirits(ctx: Ctx, seat: int, card: str) -> None:
+    ctx.lane_push(seat, [Gain(seat=seat, gold=3, moon=3, source="wild_spirits")])
+
+
+GARDEN_FACE_OF_CARD = {"HELMET": "X3", "MIRROR_CARD": "MIRROR", "SHIP_CARD": "SHIP"}
+CARD_EFFECTS = {
+    "HAMMER": effect_hammer,
+    "CERBERUS": effect_token,
+    "TRITON": effect_token,
+    "SATYRS": effect_satyrs,
+    **dict.fromkeys(data.BOAR_CARD_COLOUR, effect_boar),
+    "HELMET": effect_garden_face,
+    "MIRROR_CARD": effect_garden_face,
+    "SHIP_CARD": effect_garden_face,
+    "SHIELD_CARD": effect_shield,
+    "CANCER": effect_two_blessings,
+    "SENTINEL": effect_two_blessings,
+    "TYPHON": effect_typhon,
+    "SPHINX": effect_minor_blessings,
+    "CYCLOPS": effect_minor_blessings,
+    "MINOTAUR": effect_minotaur,
+    "WILD_SPIRITS": effect_wild_spirits,
+}
+"""Immediate effects by card id. Chest (capacities), Bear, Hind, Owl, Elder (later
+effects) and Ferryman, Gorgon, Hydra (glory only) have none."""
 
 
 # =================================================================== decide
