@@ -33,9 +33,10 @@ class RandomBot:
 
 def greedy_bots() -> dict[str, Bot]:
     """The greedy bot of each game that has one, by game id."""
+    from engine_core.bots.dwarves_duel import DwarvesDuelGreedy
     from engine_core.bots.tic_tac_toe import TicTacToeGreedy
 
-    return {"tic_tac_toe": TicTacToeGreedy()}
+    return {"tic_tac_toe": TicTacToeGreedy(), "dwarves_duel": DwarvesDuelGreedy()}
 
 
 def bot_for(kind: str, game: Game) -> Bot:
