@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from engine_core.decider import start
@@ -153,3 +154,17 @@ def test_every_move_has_a_round_tripping_text_form():
     s = make_state(dice="44W", g_hand=["G25", "G06"], e_display=["E10"], g_wild=1)
     for move in GAME.legal_moves(s, G):
         assert parse_move(GAME.Move, move_text(move)) == move
+
+
+@pytest.mark.parametrize("options", [Options(always_offer_windows=True), Options(first_player=1)])
+def test_random_playouts_with_options_end_within_the_bound(options):
+    from engine_core.decider import fold
+    from engine_core.testing import playout
+
+    for seed in range(20):
+        result = playout(GAME, 2, seed, options=options)
+        assert result.outcome is not None
+        assert len(result.steps) <= GAME.max_moves(2)
+        assert msgspec.msgpack.encode(fold(GAME, result.events)) == msgspec.msgpack.encode(
+            result.state
+        )
