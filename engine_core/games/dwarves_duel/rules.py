@@ -18,6 +18,7 @@ from __future__ import annotations
 from itertools import combinations, pairwise
 
 from engine_core.errors import IllegalMove
+from engine_core.flow import Phase, Phases
 from engine_core.games.dwarves_duel.data import (
     ALLY,
     BASE_DICE,
@@ -89,6 +90,7 @@ from engine_core.games.dwarves_duel.state import (
     DICE_PHASE,
     DRAW,
     ENDING,
+    OVER,
     PREROLL,
     Player,
     Point,
@@ -99,6 +101,23 @@ from engine_core.rng import Rng
 from engine_core.types import Seat
 
 _CARD_TYPES_TO_DISPLAY = (ALLY, VICTORY, SUPPORT)
+
+# The turn structure as data: which moves each phase allows, and what comes
+# next. While a window is open only its row (``WINDOW``) applies.
+WINDOW = "window"
+TURN = Phases(
+    Phase(DRAW, frozenset({"draw_cards"}), PREROLL),
+    Phase(PREROLL, frozenset({"play_twist", "roll_dice"}), DICE_PHASE),
+    Phase(DICE_PHASE, frozenset({"reroll_die", "end_dice_phase"}), CARD),
+    Phase(
+        CARD,
+        frozenset({"play_card", "play_twist", "activate_ally", "king_convert", "end_turn"}),
+        ENDING,
+    ),
+    Phase(ENDING, frozenset(), DRAW),  # only ever seen with a CP4 window open
+    Phase(OVER, frozenset(), None),
+    Phase(WINDOW, frozenset({"play_twist", "pass"}), None),
+)
 
 
 class Ctx:
@@ -302,6 +321,7 @@ def default_move(state: State, seat: Seat) -> DwarvesMove:
 
 # ------------------------------------------------------------------ decide
 def decide(state: State, seat: Seat, move: DwarvesMove, rng: Rng) -> list:
+    check_phase(state, move)
     ctx = Ctx(state)
     match move:
         case DrawCards():
@@ -329,11 +349,13 @@ def decide(state: State, seat: Seat, move: DwarvesMove, rng: Rng) -> list:
     return ctx.events
 
 
-def _require_phase(state: State, phase: str, what: str) -> None:
+def check_phase(state: State, move: DwarvesMove) -> None:
+    """Reject a move that the turn table does not allow at this moment."""
     if state.windows:
-        raise IllegalMove("window_open", f"{what}: answer the open window first (play or pass)")
-    if state.phase != phase:
-        raise IllegalMove("wrong_phase", f"{what} is only allowed in the {phase} phase")
+        if type(move).__struct_config__.tag not in TURN.allowed(WINDOW):
+            raise IllegalMove("window_open", "answer the open window first (play a Twist or pass)")
+        return
+    TURN.check(state.phase, move)
 
 
 def _require_free_die(state: State, die: str) -> str:
@@ -366,7 +388,6 @@ def draw(ctx: Ctx, seat: Seat, n: int) -> bool:
 
 def draw_cards(ctx: Ctx, seat: Seat, move: DrawCards) -> None:
     s = ctx.state
-    _require_phase(s, DRAW, "DrawCards")
     most = 1 + count_key(s.players[seat], "SUP_DRAW")
     if not 1 <= move.count <= most:
         raise IllegalMove("bad_count", f"draw 1..{most} cards, not {move.count}")
@@ -377,14 +398,12 @@ def draw_cards(ctx: Ctx, seat: Seat, move: DrawCards) -> None:
 # Dice phase ---------------------------------------------------------------
 def roll_dice(ctx: Ctx, seat: Seat, rng: Rng) -> None:
     s = ctx.state
-    _require_phase(s, PREROLL, "RollDice")
     faces = tuple(FACES[rng.below(6)] for _ in range(dice_count(s, seat)))
     ctx.emit(DiceRolled(seat=seat, faces=faces))
 
 
 def reroll_die(ctx: Ctx, seat: Seat, move: RerollDie, rng: Rng) -> None:
     s = ctx.state
-    _require_phase(s, DICE_PHASE, "RerollDie")
     if not any(dc.card == move.source for dc in s.players[seat].display) or (
         CARDS[move.source].key != "SUP_REROLL"
     ):
@@ -397,7 +416,6 @@ def reroll_die(ctx: Ctx, seat: Seat, move: RerollDie, rng: Rng) -> None:
 
 
 def end_dice_phase(ctx: Ctx, seat: Seat) -> None:
-    _require_phase(ctx.state, DICE_PHASE, "EndDicePhase")
     ctx.emit(PhaseChanged(seat=seat, phase=CARD))
     open_window(ctx, CP1, 1 - seat)
     settle(ctx)
@@ -436,7 +454,6 @@ def check_payment(state: State, seat: Seat, card: Card, payment: tuple[str, ...]
 
 def play_card(ctx: Ctx, seat: Seat, move: PlayCard) -> None:
     s = ctx.state
-    _require_phase(s, CARD, "PlayCard")
     p = s.players[seat]
     if move.card not in p.hand:
         raise IllegalMove("not_in_hand", f"{move.card!r} is not in your hand")
@@ -518,7 +535,6 @@ def take_wild(ctx: Ctx, seat: Seat) -> None:
 # Card phase: Allies and the King -------------------------------------------
 def activate_ally(ctx: Ctx, seat: Seat, move: ActivateAlly) -> None:
     s = ctx.state
-    _require_phase(s, CARD, "ActivateAlly")
     p = s.players[seat]
     if not any(dc.card == move.ally for dc in p.display):
         raise IllegalMove("not_in_display", f"{move.ally!r} is not in your display")
@@ -543,7 +559,6 @@ def activate_ally(ctx: Ctx, seat: Seat, move: ActivateAlly) -> None:
 
 def king_convert(ctx: Ctx, seat: Seat, move: KingConvert) -> None:
     s = ctx.state
-    _require_phase(s, CARD, "KingConvert")
     if not count_key(s.players[seat], "ALLY_KING"):
         raise IllegalMove("no_king", "your display holds no Dwarf King / Bislipur")
     if s.king_used:
@@ -557,11 +572,7 @@ def king_convert(ctx: Ctx, seat: Seat, move: KingConvert) -> None:
 # Twists of Fate ------------------------------------------------------------
 def play_twist(ctx: Ctx, seat: Seat, move: PlayTwist) -> None:
     s = ctx.state
-    window = s.windows[-1] if s.windows else None
-    if window is None and s.phase not in (PREROLL, CARD):
-        raise IllegalMove(
-            "wrong_phase", "Twists are played in the pre-roll step, the card phase or a window"
-        )
+    window = s.windows[-1] if s.windows else None  # TURN: a window, pre-roll or card phase
     if move.card not in s.players[seat].hand:
         raise IllegalMove("not_in_hand", f"{move.card!r} is not in your hand")
     card = CARDS[move.card]
@@ -664,16 +675,12 @@ def settle(ctx: Ctx) -> None:
 
 
 def pass_window(ctx: Ctx, seat: Seat) -> None:
-    s = ctx.state
-    if not s.windows:
-        raise IllegalMove("no_window", "there is no window to pass")
-    close_window(ctx, s.windows[-1], passed=True)
+    close_window(ctx, ctx.state.windows[-1], passed=True)  # TURN: only in a window
     settle(ctx)
 
 
 # End of turn and game --------------------------------------------------------
 def end_turn(ctx: Ctx, seat: Seat) -> None:
-    _require_phase(ctx.state, CARD, "EndTurn")
     ctx.emit(PhaseChanged(seat=seat, phase=ENDING))
     open_window(ctx, CP4, 1 - seat)
     settle(ctx)
