@@ -16,6 +16,7 @@ a holder who has none.
 from __future__ import annotations
 
 from itertools import combinations, pairwise
+from typing import assert_never
 
 from engine_core.errors import IllegalMove
 from engine_core.flow import Phase, Phases
@@ -30,7 +31,6 @@ from engine_core.games.dwarves_duel.data import (
     FACES,
     FREE,
     MAX_DICE,
-    NUMBER_FACES,
     ONE,
     PILE,
     SUPPORT,
@@ -345,7 +345,7 @@ def decide(state: State, seat: Seat, move: DwarvesMove, rng: Rng) -> list:
         case EndTurn():
             end_turn(ctx, seat)
         case _:
-            raise IllegalMove("unknown_move", f"{move!r}")
+            assert_never(move)
     return ctx.events
 
 
@@ -712,6 +712,3 @@ def end_game(ctx: Ctx, emptied_by: Seat) -> None:
             ranks=(1, 2) if winner == 0 else (2, 1),
         )
     )
-
-
-__all__ = ["NUMBER_FACES", "decide", "default_move", "legal_moves"]
