@@ -571,38 +571,66 @@ def king_convert(ctx: Ctx, seat: Seat, move: KingConvert) -> None:
 
 # Twists of Fate ------------------------------------------------------------
 def play_twist(ctx: Ctx, seat: Seat, move: PlayTwist) -> None:
+    """A Twist, by whoever holds the decision (TURN: a window, pre-roll or card phase).
+
+    Each Twist checks its own timing, is revealed, takes effect, and goes to the
+    discard pile as soon as that effect is carried out (§5.5)."""
     s = ctx.state
-    window = s.windows[-1] if s.windows else None  # TURN: a window, pre-roll or card phase
     if move.card not in s.players[seat].hand:
         raise IllegalMove("not_in_hand", f"{move.card!r} is not in your hand")
     card = CARDS[move.card]
     if card.type != TWIST:
         raise IllegalMove("not_a_twist", f"{move.card} is not a Twist of Fate; use PlayCard")
-    if card.key == "TOF_STRIKE":
-        if move.target not in strike_targets(s, seat):
-            raise IllegalMove("bad_target", f"{move.target!r} is not a target with health points")
-        ctx.emit(CardPlayed(seat=seat, card=move.card, payment=()))
-        point = declare_point(ctx, seat, move.card, move.target)
-        ctx.emit(CardDiscarded(seat=seat, card=move.card))
-        open_window(ctx, DEFEND, point.owner, point)
-    elif card.key == "TOF_ARMOR":
-        _require_none(target=move.target)
-        if not armor_ok(s, seat, window):
-            raise IllegalMove("nothing_to_cancel", "no pending point against you to cancel")
-        ctx.emit(CardPlayed(seat=seat, card=move.card, payment=()))
-        ctx.emit(DamageCancelled(seat=seat, card=move.card))
-        ctx.emit(CardDiscarded(seat=seat, card=move.card))
-    else:
-        _require_none(target=move.target)
-        if not extra_ok(s, seat):
-            raise IllegalMove(
-                "own_turn_only",
-                f"{move.card} is played only on your own turn, outside the dice phase",
-            )
-        ctx.emit(CardPlayed(seat=seat, card=move.card, payment=()))
-        ctx.emit(ExtraDicePending(seat=seat))
-        ctx.emit(CardDiscarded(seat=seat, card=move.card))
+    check, effect = TWIST_EFFECTS[card.key]
+    check(s, seat, move)
+    ctx.emit(CardPlayed(seat=seat, card=move.card, payment=()))
+    effect(ctx, seat, move)
     settle(ctx)
+
+
+def check_strike(state: State, seat: Seat, move: PlayTwist) -> None:
+    if move.target not in strike_targets(state, seat):
+        raise IllegalMove("bad_target", f"{move.target!r} is not a target with health points")
+
+
+def twist_strike(ctx: Ctx, seat: Seat, move: PlayTwist) -> None:
+    """TOF_STRIKE: 1 point; discarded before the defender window opens."""
+    point = declare_point(ctx, seat, move.card, move.target)
+    ctx.emit(CardDiscarded(seat=seat, card=move.card))
+    open_window(ctx, DEFEND, point.owner, point)
+
+
+def check_armor(state: State, seat: Seat, move: PlayTwist) -> None:
+    _require_none(target=move.target)
+    if not armor_ok(state, seat, state.windows[-1] if state.windows else None):
+        raise IllegalMove("nothing_to_cancel", "no pending point against you to cancel")
+
+
+def twist_armor(ctx: Ctx, seat: Seat, move: PlayTwist) -> None:
+    """TOF_ARMOR: cancel the point of the holder's defender window."""
+    ctx.emit(DamageCancelled(seat=seat, card=move.card))
+    ctx.emit(CardDiscarded(seat=seat, card=move.card))
+
+
+def check_extra_dice(state: State, seat: Seat, move: PlayTwist) -> None:
+    _require_none(target=move.target)
+    if not extra_ok(state, seat):
+        raise IllegalMove(
+            "own_turn_only", f"{move.card} is played only on your own turn, outside the dice phase"
+        )
+
+
+def twist_extra_dice(ctx: Ctx, seat: Seat, move: PlayTwist) -> None:
+    """TOF_EXTRADICE: +2 dice at the owner's next roll."""
+    ctx.emit(ExtraDicePending(seat=seat))
+    ctx.emit(CardDiscarded(seat=seat, card=move.card))
+
+
+TWIST_EFFECTS = {
+    "TOF_STRIKE": (check_strike, twist_strike),
+    "TOF_ARMOR": (check_armor, twist_armor),
+    "TOF_EXTRADICE": (check_extra_dice, twist_extra_dice),
+}
 
 
 # Damage --------------------------------------------------------------------
