@@ -64,9 +64,10 @@ class Registry:
 @cache
 def default_registry() -> Registry:
     """Every game Tabletop ships, by hand."""
+    from engine_core.games.assault_of_the_giants import GAME as assault_of_the_giants
     from engine_core.games.tic_tac_toe import GAME as tic_tac_toe
 
     registry = Registry()
-    for game in (tic_tac_toe,):
+    for game in (tic_tac_toe, assault_of_the_giants):
         registry.register(game)
     return registry
