@@ -137,13 +137,15 @@ class Ctx:
 
 # ================================================================ queries
 def board(s: State) -> tuple[list[int], list[int]]:
-    """Per region: the race of its giants (-1 none) and how many there are."""
+    """Per region: the race of its giants (-1 none) and how many there are.
+    A giant in transit is not counted: it is passing through."""
     race = [-1] * 22
     cnt = [0] * 22
     loc = s.unit_loc
+    skip = s.transit
     for u in range(N_GIANTS):
         g = loc[u]
-        if g >= 0:
+        if g >= 0 and u != skip:
             race[g] = D.UNIT_RACE[u]
             cnt[g] += 1
     return race, cnt
@@ -362,9 +364,9 @@ class MoveCtx:
 
     def __init__(self, s: State, race: int, rr: list[int], cnt: list[int], unit: int) -> None:
         self.s, self.race, self.rr, self.unit = s, race, rr, unit
-        cnt = list(cnt)
-        a = s.unit_loc[unit]
-        cnt[a] -= 1
+        if unit != s.transit:
+            cnt = list(cnt)
+            cnt[s.unit_loc[unit]] -= 1
         self.cnt = cnt
 
     def enterable(self, g: int) -> bool:
