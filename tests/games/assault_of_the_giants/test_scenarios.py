@@ -418,7 +418,7 @@ def test_scenario_9_20_casualty_chain() -> None:
 
 
 def test_scenario_9_21_wounded_unit_with_high_fortitude() -> None:
-    s, p = battle_state("hill", [("frost_champion_2", True)], "High Moor")
+    s, _p = battle_state("hill", [("frost_champion_2", True)], "High Moor")
     s = place(s, "hill_regular_5", "Delimbiyr Vale")
     b = s.battle
     s = replace(s, battle=replace(b, attackers=(U["hill_regular_5"],),
@@ -460,7 +460,7 @@ def test_scenario_9_22_positional_dice_modifiers() -> None:
 
 
 def test_scenario_9_23_blocks_and_totals() -> None:
-    s, p = battle_state("hill", [("frost_regular_5", False)], "High Moor")
+    s, _p = battle_state("hill", [("frost_regular_5", False)], "High Moor")
     s = place(s, "hill_regular_5", "Delimbiyr Vale")
     b = s.battle
     s = replace(s, battle=replace(
@@ -554,7 +554,7 @@ def test_scenario_9_27_a_wounded_leader_loses_its_ability() -> None:
     s = place(s, "hill_regular_5", "Delimbiyr Vale")
     s = replace(s, battle=replace(s.battle, attackers=(U["hill_regular_5"],),
                                   step="attacker_roll"))  # fmt: skip
-    s2, ev = act(s, p, M.FinalizeRoll())
+    _s2, ev = act(s, p, M.FinalizeRoll())
     assert len([e for e in ev if isinstance(e, DiceRolled)][-1].dice) == 1
     # Heal flips him: the ability is back while the Leader Command stays in the row
     s3 = place(s, "frost_leader", "Sea of Moving Ice", wounded=False)
@@ -621,7 +621,7 @@ def test_scenario_9_30_giantslayer_rewards() -> None:
     s, _ = act(s, f, M.AssignCasualty(unit=U["frost_regular_5"]))
     assert s.op[p] - op == 4 + 2
     n = len(s.resources[f])
-    s, ev = act(s, p, M.AssignCasualty(unit=U["giantslayer_1"]))  # 4 damage: defeated
+    s, _ev = act(s, p, M.AssignCasualty(unit=U["giantslayer_1"]))  # 4 damage: defeated
     assert s.unit_loc[U["giantslayer_1"]] == D.SUPPLY
     assert len(s.resources[f]) == n + 1
 
@@ -647,7 +647,7 @@ def test_scenario_9_31_event_with_rune() -> None:
 
 
 def test_scenario_9_32_pools_and_the_final_ordning() -> None:
-    s, p = battle_state("hill", [("frost_elite_1", False)], "High Moor")
+    s, _p = battle_state("hill", [("frost_elite_1", False)], "High Moor")
     s = replace(s, pool_a=3, pool_b=48)
     s = place(s, "hill_regular_5", "Delimbiyr Vale")
     s = replace(s, battle=replace(s.battle, attackers=(U["hill_regular_5"],),
@@ -672,7 +672,7 @@ def test_scenario_9_33_endgame_timing() -> None:
     # cloud empties Pool B during its turn (an event worth OP)
     s = resources(s, "cloud", ["food"] * 4)
     s = replace(s, draft=("U12", *s.draft[1:]))
-    s, ev = act(s, cloud, M.ClaimEvent(event="U12", payment="food"))
+    s, _ev = act(s, cloud, M.ClaimEvent(event="U12", payment="food"))
     assert s.endgame and s.final_round == 8
     s, _ = act(s, cloud, M.PlayCommand(command="leader"))
     s, _ = act(s, cloud, M.LeaderPass())
