@@ -281,11 +281,14 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
                 sd = replace(sd, to_hit=_add_at(sd.to_hit, pos))
             sd = replace(sd, used=(*sd.used, src))
             return replace(s, battle=_with_side(b, side, sd))
-        case BonusAdded(side=side, hits=h, blocks=bl):
+        case BonusAdded(side=side, hits=h, blocks=bl, source=src):
             b = s.battle
             assert b is not None
             sd = _side(b, side)
-            sd = replace(sd, bonus_hits=sd.bonus_hits + h, bonus_blocks=sd.bonus_blocks + bl)
+            sd = replace(
+                sd, bonus_hits=sd.bonus_hits + h, bonus_blocks=sd.bonus_blocks + bl,
+                used=(*sd.used, src),
+            )  # fmt: skip
             return replace(s, battle=_with_side(b, side, sd))
         case RollFinalized(side=side, hits=h, blocks=bl):
             b = s.battle

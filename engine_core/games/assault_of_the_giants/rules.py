@@ -9,6 +9,7 @@ from itertools import combinations
 from typing import Any
 
 from engine_core.errors import IllegalMove
+from engine_core.flow import Phase, Phases
 from engine_core.games.assault_of_the_giants import data as D
 from engine_core.games.assault_of_the_giants.events import (
     ArcaneConverted,
@@ -117,6 +118,7 @@ LIMIT = tuple(D.STACK_LIMIT[r] for r in D.RACES)
 KINDS_OF_RACE = tuple(
     tuple(dict.fromkeys(D.UNITS[u].kind for u in D.RACE_UNITS[r])) for r in range(6)
 )
+SPELL_SOURCES = frozenset({"lightning_bolt", "stoneskin", "arcane_surge", "fortune", "armament"})
 F1_REGIONS = tuple(D.REGION_INDEX[n] for n in ("Luskan", "Neverwinter", "Waterdeep"))
 
 
@@ -501,15 +503,17 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         row = s.rows[b.attacker]
         out = []
         arc = len(arcane_left(sd))
-        p = row_pos(row, "leader")
+        # positional abilities first; once a spell or Armament is played they are over
+        abilities = not any(u in SPELL_SOURCES for u in sd.used)
+        p = row_pos(row, "leader") if abilities else 0
         if p and "leader" not in sd.used:
             out.extend(Reroll(dice=d) for d in subsets(len(sd.dice), len(row) - p))
-        p = row_pos(row, "magic")
+        p = row_pos(row, "magic") if abilities else 0
         if p and "magic" not in sd.used:
             out.extend(
                 ConvertArcane(into="block", count=c) for c in range(1, min(len(row) - p, arc) + 1)
             )
-        p = row_pos(row, "attack")
+        p = row_pos(row, "attack") if abilities else 0
         if p and "attack" not in sd.used:
             out.extend(ConvertArcane(into="hits", count=c) for c in range(1, min(p - 1, arc) + 1))
         out.extend(spell_options(s, b.attacker, sd))
@@ -774,14 +778,46 @@ PHASE_OPTIONS: dict[str, Callable[[State, Seat], list[Any]]] = {
 }
 
 
+# The turn structure as data: phase -> the move types allowed in it -> what
+# follows when the command (or step) is over. ``decide`` checks a move against
+# this table first (code ``wrong_phase``), then against ``legal_moves``.
+PHASES = Phases(
+    Phase("turn", frozenset({"claim_event", "play_command"}), "command"),
+    Phase("command", frozenset({"play_command"}), None),
+    Phase("move", frozenset({"maneuver", "move_lyn", "end_move"}), "turn"),
+    Phase("toll", frozenset({"pay_toll"}), "move"),
+    Phase("attack", frozenset({"declare_battle", "end_attack"}), "turn"),
+    Phase(
+        "battle",
+        frozenset({
+            "add_attacker", "start_battle", "reroll", "convert_arcane", "cast_spell",
+            "play_armament", "finalize_roll", "assign_casualty", "cast_mend", "pass_mend",
+            "advance", "end_advance",
+        }),
+        "attack",
+    ),
+    Phase("recruit", frozenset({"recruit", "end_recruit"}), "turn"),
+    Phase(
+        "trade",
+        frozenset({
+            "start_trade", "give_card", "request_card", "confirm_trade", "return_card",
+            "respond_offer", "end_trade",
+        }),
+        "turn",
+    ),
+    Phase("leader", frozenset({"leader_ability", "leader_return", "leader_pass"}), "turn"),
+    Phase("discard", frozenset({"discard_spell"}), "turn"),
+    Phase("plunder", frozenset({"plunder", "end_plunder"}), "turn"),
+    Phase("heal", frozenset({"heal_unit", "end_heal"}), "turn"),
+    Phase("rest", frozenset({"gs_recruit", "gs_move", "gs_attack", "end_rest"}), "turn"),
+)
+
+
 # ================================================================== decide
 def decide(s: State, seat: Seat, move: Any, rng: Rng) -> tuple[Any, ...]:
+    PHASES.check(s.phase, move)
     legal = legal_moves(s, seat)
     if move not in legal:
-        if not any(type(m) is type(move) for m in legal):
-            raise IllegalMove(
-                "wrong_phase", f"{type(move).__name__} is not allowed in phase {s.phase}"
-            )
         raise IllegalMove("not_legal", f"{move!r} is not legal now")
     ctx = Ctx(s, rng)
     HANDLERS[type(move)](ctx, seat, move)

@@ -22,7 +22,8 @@ class Side(msgspec.Struct, frozen=True, kw_only=True):
     to_hit: tuple[int, ...] = ()
     bonus_hits: int = 0
     bonus_blocks: int = 0
-    used: tuple[str, ...] = ()  # abilities used: leader, magic, attack, npc_reroll, npc_convert
+    used: tuple[str, ...] = ()  # sources used: leader, magic, attack, npc_reroll, npc_convert,
+    # and the spells / armaments played (after which no ability may be used)
     hits: int = 0  # final totals once finalized
     blocks: int = 0
 

@@ -722,3 +722,21 @@ def test_turn_passes_in_descending_ordning() -> None:
     p = s.active
     s, ev = act(s, p, M.PlayCommand(command="rest"))
     assert [e.seat for e in ev if isinstance(e, TurnBegan)] == [(p + 1) % 3]
+
+
+def test_positional_abilities_come_before_spells() -> None:
+    s = turn(base(), "storm", phase="battle")
+    p = seat(s, "storm")
+    s = row(s, "storm", ("leader", "magic", "move", "attack"))
+    s = spells(s, "storm", ["lightning_bolt"])
+    z = (0,) * 2
+    b = Battle(
+        target=G["Luskan"], kind="giants", attacker=p, defender_race=0, defender=-1,
+        controller=(p + 1) % 6, step="attacker_roll",
+        att=Side(dice=("storm", "basic"), faces=(1, 6), to_block=z, to_hits=z, to_hit=z),
+    )  # fmt: skip
+    s = replace(s, battle=b, command="attack", budget=2)
+    assert [m for m in legal(s, p) if isinstance(m, M.Reroll)]
+    s, _ = act(s, p, M.CastSpell(spell=s.spells[p][0]))
+    assert s.battle.att.bonus_hits == 2
+    assert not [m for m in legal(s, p) if isinstance(m, (M.Reroll, M.ConvertArcane))]
