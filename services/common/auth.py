@@ -23,6 +23,8 @@ from typing import Any
 
 import jwt
 
+from services.common.errors import Unauthenticated
+
 DEV_SECRET = "tabletop-dev-secret-change-me-0123456789"
 """Used when ``TABLETOP_JWT_SECRET`` is unset: fine on a laptop, never in production."""
 
@@ -31,30 +33,6 @@ ROLE_SERVICE = "service"
 GUEST_PREFIX = "guest:"
 BOT_PREFIX = "bot:"
 _SYMMETRIC = {"HS256", "HS384", "HS512"}
-
-
-class AuthError(Exception):
-    """Base of the authentication and authorization failures."""
-
-    reason = "auth_error"
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if reason is not None:
-            self.reason = reason
-
-
-class Unauthenticated(AuthError):
-    """No token, or a token that is forged, expired or malformed (UNAUTHENTICATED)."""
-
-    reason = "unauthenticated"
-
-
-class PermissionDenied(AuthError):
-    """A valid token that may not do this (PERMISSION_DENIED)."""
-
-    reason = "permission_denied"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +142,7 @@ class Tokens:
     def verify(self, token: str) -> Principal:
         """The principal of a valid token; ``Unauthenticated`` otherwise."""
         if not token:
-            raise Unauthenticated("no token", "missing_token")
+            raise Unauthenticated("missing_token", "no token")
         try:
             claims = jwt.decode(
                 token,
@@ -175,13 +153,13 @@ class Tokens:
                 options={"require": ["sub", "exp", "iat"]},
             )
         except jwt.ExpiredSignatureError:
-            raise Unauthenticated("the token has expired", "token_expired") from None
+            raise Unauthenticated("token_expired", "the token has expired") from None
         except jwt.InvalidTokenError as e:
-            raise Unauthenticated(f"invalid token: {e}", "invalid_token") from None
+            raise Unauthenticated("invalid_token", f"invalid token: {e}") from None
         subject = claims.get("sub")
         role = claims.get("role", ROLE_PLAYER)
         if not isinstance(subject, str) or not subject or role not in (ROLE_PLAYER, ROLE_SERVICE):
-            raise Unauthenticated("the token has a bad subject or role", "invalid_token")
+            raise Unauthenticated("invalid_token", "the token has a bad subject or role")
         return Principal(subject=subject, role=role, claims=claims)
 
     def guest(self, name: str = "") -> tuple[str, str, int]:
@@ -204,7 +182,7 @@ def bearer_token(metadata: Any) -> str:
                 value = value.decode("latin-1")
             scheme, _, token = value.partition(" ")
             if scheme.lower() != "bearer" or not token.strip():
-                raise Unauthenticated("authorization must be 'Bearer <token>'", "invalid_token")
+                raise Unauthenticated("invalid_token", "authorization must be 'Bearer <token>'")
             return token.strip()
     return ""
 

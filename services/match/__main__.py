@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import signal
 import sys
 
+from services.common.logging import configure_logging
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
 
@@ -16,12 +16,7 @@ from services.match.settings import MatchSettings
 async def serve(settings: MatchSettings) -> None:
     server = await MatchServer(settings).start()
     print(f"listening on {server.address}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await server.stop()
+    await server.serve_until_signal()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.parse_args(argv)
+    configure_logging(service="match")
     asyncio.run(serve(MatchSettings.from_env()))
     return 0
 

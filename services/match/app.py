@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 
 import structlog
 
-from engine_core.errors import GameOver
+from engine_core.errors import GameOver, IllegalMove
 from engine_core.types import Outcome
-from services.common.auth import PermissionDenied as AuthPermissionDenied
 from services.common.auth import Principal, is_bot
+from services.common.errors import InvalidArgument, PermissionDenied
 from services.match.errors import (
     BadRequest,
     MatchExists,
@@ -132,7 +132,7 @@ class MatchApp:
         idempotency_key: str = "",
     ) -> tuple[str, int]:
         if not (principal.is_service or self.config.allow_player_create):
-            raise AuthPermissionDenied("only services may create matches", "service_only")
+            raise PermissionDenied("service_only", "only services may create matches")
         if not players or len(players) > MAX_PLAYERS_IDS:
             raise BadRequest(f"a match needs 1..{MAX_PLAYERS_IDS} players", "bad_players")
         if any(not p or len(p) > 200 for p in players):
@@ -140,7 +140,12 @@ class MatchApp:
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         entropy = os.urandom(32)
-        decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
+        try:
+            decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
+        except IllegalMove as e:
+            if e.code == "player_count":  # bad input rather than a rule of play
+                raise InvalidArgument(e.code, e.message) from None
+            raise
         key = key_digest("", principal.subject, idempotency_key) if idempotency_key else ""
         seed = f"{principal.subject}\0{idempotency_key}".encode() if idempotency_key else None
         match_id = new_match_id(seed)
@@ -309,10 +314,10 @@ class MatchApp:
         else:
             mine = [s for s, pid in enumerate(players) if pid == principal.subject]
         if not mine:
-            raise AuthPermissionDenied("you have no seat in this match", "not_seated")
+            raise PermissionDenied("not_seated", "you have no seat in this match")
         if hint is not None:
             if hint not in mine:
-                raise AuthPermissionDenied(f"seat {hint} is not yours", "not_your_seat")
+                raise PermissionDenied("not_your_seat", f"seat {hint} is not yours")
             return hint
         if len(mine) == 1:
             return mine[0]
@@ -514,20 +519,22 @@ class MatchApp:
         try:
             return await asyncio.wait_for(call, self.config.rules_timeout_s)
         except (TimeoutError, RulesUnavailable) as e:
-            raise Unavailable(f"the rules service is unavailable: {e or 'timeout'}") from None
+            raise Unavailable(
+                "rules_unavailable", f"the rules service is unavailable: {e or 'timeout'}"
+            ) from None
 
     async def _store(self, call: Awaitable[T]) -> T:
         try:
             return await call
         except StoreUnavailable as e:
-            raise Unavailable(str(e)) from None
+            raise Unavailable("store_unavailable", str(e)) from None
 
     async def _store_iter(self, it: AsyncIterator[T]) -> AsyncIterator[T]:
         try:
             async for x in it:
                 yield x
         except StoreUnavailable as e:
-            raise Unavailable(str(e)) from None
+            raise Unavailable("store_unavailable", str(e)) from None
 
     async def _append(
         self, match_id: str, commit: Commit, expected: int, msg_id: str

@@ -1,53 +1,56 @@
-"""The match application's own rejections (besides the engine's and auth's)."""
+"""The match application's own rejections, on ``services.common.errors``
+(each carries its gRPC status; ``reason`` is a stable code for clients)."""
 
 from __future__ import annotations
 
+import grpc
 
-class MatchError(Exception):
-    """Base: ``reason`` is a stable snake_case code for clients."""
+from services.common.errors import (
+    Aborted,
+    InvalidArgument,
+    NotFound,
+    ServiceError,
+    Unavailable,
+)
 
-    reason = "match_error"
-
-    def __init__(self, message: str, reason: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if reason is not None:
-            self.reason = reason
-
-
-class MatchNotFound(MatchError):
-    reason = "match_not_found"
-
-
-class MatchExists(MatchError):
-    reason = "match_exists"
-
-
-class BadRequest(MatchError):
-    reason = "bad_request"
+__all__ = [
+    "BadRequest",
+    "MatchExists",
+    "MatchNotFound",
+    "StaleVersion",
+    "TooMuchContention",
+    "Unavailable",
+]
 
 
-class StaleVersion(MatchError):
+class MatchNotFound(NotFound):
+    def __init__(self, message: str) -> None:
+        super().__init__("match_not_found", message)
+
+
+class MatchExists(ServiceError):
+    status = grpc.StatusCode.ALREADY_EXISTS
+
+    def __init__(self, message: str) -> None:
+        super().__init__("match_exists", message)
+
+
+class BadRequest(InvalidArgument):
+    def __init__(self, message: str, reason: str = "bad_request") -> None:
+        super().__init__(reason, message)
+
+
+class StaleVersion(Aborted):
     """``expected_version`` is not the current version (ABORTED)."""
 
-    reason = "stale_version"
-
     def __init__(self, message: str, current: int) -> None:
-        super().__init__(message)
+        super().__init__("stale_version", message, current_version=str(current))
         self.current = current
 
 
-class TooMuchContention(MatchError):
-    """The move lost the race too many times in a row (ABORTED)."""
-
-    reason = "too_much_contention"
+class TooMuchContention(Aborted):
+    """The move lost the append race too many times in a row (ABORTED)."""
 
     def __init__(self, message: str, current: int) -> None:
-        super().__init__(message)
+        super().__init__("too_much_contention", message, current_version=str(current))
         self.current = current
-
-
-class Unavailable(MatchError):
-    """A dependency (rules, JetStream) did not answer in time (UNAVAILABLE)."""
-
-    reason = "unavailable"

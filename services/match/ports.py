@@ -19,19 +19,14 @@ from typing import Any, Protocol
 import msgspec
 
 from engine_core.decider import Game, fold, start
-from engine_core.errors import EngineError, MalformedMove
+from engine_core.errors import MalformedMove
 from engine_core.registry import Registry, default_registry
+from services.common.codecs import codec_for, decode_state, encode_state, peek_state_game
 from services.match.model import Commit, Decision, Projection
 
 
 class RulesUnavailable(Exception):
     """The rules could not be reached in time (UNAVAILABLE); nothing was decided."""
-
-
-class StateMismatch(EngineError):
-    """A state envelope of another game or rules version."""
-
-    code = "state_mismatch"
 
 
 class RulesClient(Protocol):
@@ -89,41 +84,23 @@ class ProjectionCache(Protocol):
 
 
 # ------------------------------------------------------------ in-process rules
-class Envelope(msgspec.Struct, frozen=True, array_like=True):
-    game: str
-    rules_version: str
-    state: bytes
-
-
-_envelope_encoder = msgspec.msgpack.Encoder()
-_envelope_decoder = msgspec.msgpack.Decoder(Envelope)
 _json = msgspec.json.Encoder()
 
 
 class InProcessRules:
-    """``RulesClient`` calling ``engine_core`` directly."""
+    """``RulesClient`` calling ``engine_core`` directly (same state envelope
+    as the rules service: ``services.common.codecs``)."""
 
     def __init__(self, registry: Registry | None = None) -> None:
         self.registry = registry or default_registry()
 
     # ---------------------------------------------------------------- helpers
     def _open(self, data: bytes) -> tuple[Game, Any]:
-        try:
-            env = _envelope_decoder.decode(data)
-        except msgspec.DecodeError as e:
-            raise StateMismatch(message=f"not a state envelope: {e}") from None
-        game = self.registry.get(env.game)
-        if env.rules_version != game.rules_version:
-            raise StateMismatch(
-                message=f"state of {env.game} rules {env.rules_version}, engine has {game.rules_version}"
-            )
-        return game, game.codec().state_msgpack.decode(env.state)
+        game = self.registry.get(peek_state_game(data)[0])
+        return game, decode_state(game, data)
 
     def _seal(self, game: Game, state: Any) -> bytes:
-        codec = game.codec()
-        return _envelope_encoder.encode(
-            Envelope(game.name, game.rules_version, codec.msgpack_encoder.encode(state))
-        )
+        return encode_state(game, state)
 
     def _decision(self, game: Game, state: Any, events: Sequence[Any]) -> Decision:
         seats = game.seats(state)
@@ -147,13 +124,13 @@ class InProcessRules:
     # ------------------------------------------------------------------ port
     async def setup(self, game: str, players: int, options: str, entropy: bytes) -> Decision:
         g = self.registry.get(game)
-        opts = g.codec().decode_options(options.encode() if options else b"{}")
+        opts = codec_for(g).decode_options(options.encode() if options else b"{}")
         state, events = start(g, players, opts, entropy)
         return self._decision(g, state, events)
 
     async def decide(self, state: bytes, seat: int, move: str, entropy: bytes) -> Decision:
         game, s = self._open(state)
-        m = game.codec().decode_move(move.encode())
+        m = codec_for(game).decode_move(move.encode())
         events = game.decide(s, seat, m, entropy)
         return self._decision(game, fold(game, events, s), events)
 
@@ -162,7 +139,7 @@ class InProcessRules:
             g, s = self.registry.get(game), None
         else:
             g, s = self._open(state)
-        decode = g.codec().event_json.decode
+        decode = codec_for(g).event_json.decode
         try:
             decoded = [decode(e) for e in events]
         except (msgspec.DecodeError, msgspec.ValidationError) as e:

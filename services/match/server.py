@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import asyncio
 
-import grpc
 import nats
 import redis.asyncio as redis
-import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 from nats.aio.client import Client as NATS
 
 from services.common.auth import Tokens
+from services.common.grpcserver import GrpcServer, ServerConfig
+from services.common.logging import get_logger
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
@@ -29,7 +27,7 @@ from services.match.settings import MatchSettings
 from services.match.store import JetStreamStore, StreamConfig, ensure_streams
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
-log = structlog.get_logger("tabletop.match")
+log = get_logger("match")
 
 SERVICE_NAMES = (
     match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -55,12 +53,12 @@ class MatchServer:
         self.app: MatchApp | None = None
         self._nc: NATS | None = None
         self._redis: redis.Redis | None = None
-        self._server: grpc.aio.Server | None = None
-        self._health = health.aio.HealthServicer()
+        self.grpc: GrpcServer | None = None
 
     @property
     def address(self) -> str:
-        return f"{self.settings.host}:{self.port}"
+        host = self.settings.host
+        return f"{'127.0.0.1' if host in ('[::]', '0.0.0.0', '') else host}:{self.port}"
 
     async def start(self) -> MatchServer:
         s = self.settings
@@ -97,30 +95,27 @@ class MatchServer:
                 results_stream=s.results_stream,
             ),
         )
-        server = grpc.aio.server()
-        match_pb2_grpc.add_MatchServiceServicer_to_server(
-            MatchServicer(self.app, self.tokens), server
+        server = GrpcServer(ServerConfig(host=s.host, port=s.port, grace_seconds=s.grace_s))
+        server.add_service(
+            match_pb2_grpc.add_MatchServiceServicer_to_server,
+            MatchServicer(self.app, self.tokens),
+            SERVICE_NAMES[0],
         )
-        match_pb2_grpc.add_AuthServiceServicer_to_server(AuthServicer(self.tokens), server)
-        health_pb2_grpc.add_HealthServicer_to_server(self._health, server)
-        reflection.enable_server_reflection(
-            (*SERVICE_NAMES, health.SERVICE_NAME, reflection.SERVICE_NAME), server
+        server.add_service(
+            match_pb2_grpc.add_AuthServiceServicer_to_server,
+            AuthServicer(self.tokens),
+            SERVICE_NAMES[1],
         )
-        self.port = server.add_insecure_port(f"{s.host}:{s.port}")
-        await server.start()
-        self._server = server
-        for name in ("", *SERVICE_NAMES):
-            await self._health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        self.port = await server.start()
+        self.grpc = server
         log.info("match_service_started", address=self.address, nats=s.nats_url, redis=s.redis_url)
         return self
 
     async def stop(self, grace: float | None = None) -> None:
         """Graceful: NOT_SERVING, finish calls within ``grace``, flush, close."""
         grace = self.settings.grace_s if grace is None else grace
-        await self._health.enter_graceful_shutdown()
-        if self._server is not None:
-            await self._server.stop(grace)
-            self._server = None
+        if self.grpc is not None:
+            await self.grpc.stop(grace)
         if self.app is not None:
             try:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))
@@ -137,6 +132,8 @@ class MatchServer:
             self._nc = None
         log.info("match_service_stopped")
 
-    async def wait(self) -> None:
-        if self._server is not None:
-            await self._server.wait_for_termination()
+    async def serve_until_signal(self) -> None:
+        """Serve until SIGTERM/SIGINT (graceful gRPC stop), then close the rest."""
+        assert self.grpc is not None
+        await self.grpc.wait_for_shutdown()
+        await self.stop()

@@ -1,29 +1,23 @@
 """The gRPC face of the match application: proto in, one call, proto out.
 
-Every call authenticates its bearer token first (``GuestLogin`` excepted);
-errors become statuses with ``ErrorInfo`` details (``services.match.status``);
-one log line per call.
+Every call authenticates its bearer token first (``GuestLogin`` excepted).
+Errors are raised as they are: the server's ``ErrorInterceptor`` turns them
+into statuses with ``ErrorInfo`` details, and ``LoggingInterceptor`` writes
+one line per call with the fields bound here (player, game, match, seat,
+version, outcome).
 """
 
 from __future__ import annotations
 
-import functools
-import time
-from collections.abc import AsyncIterator, Callable
 from typing import Any
-
-import grpc
-import structlog
 
 from engine_core.types import Outcome
 from services.common.auth import Principal, Tokens, is_bot
+from services.common.logging import bind
 from services.match.app import CommitView, MatchApp, MoveResult
 from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, MatchOptions, rfc3339
-from services.match.status import rich_status, status_of
 from tabletop.common.v1 import common_pb2
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
-
-log = structlog.get_logger("tabletop.match.rpc")
 
 _STATUS = {
     STATUS_ACTIVE: match_pb2.MATCH_STATUS_ACTIVE,
@@ -59,80 +53,19 @@ def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
     return msg
 
 
-async def _fail(
-    context: grpc.aio.ServicerContext, error: BaseException, fields: dict[str, Any]
-) -> None:
-    known = status_of(error)
-    if known is None:
-        log.exception("rpc_failed", **fields)
-        await context.abort(grpc.StatusCode.INTERNAL, "internal error")
-    code, reason, message, metadata = known
-    fields["status"] = code.name
-    fields["reason"] = reason
-    await context.abort_with_status(rich_status(code, reason, message, metadata))
-
-
-def unary(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Log one line per call; map errors to statuses."""
-
-    @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        fields: dict[str, Any] = {"method": method.__name__}
-        started = time.perf_counter()
-        try:
-            reply = await method(self, request, context, fields)
-            fields["status"] = "OK"
-            return reply
-        except grpc.aio.AbortError:
-            raise
-        except Exception as e:
-            await _fail(context, e, fields)
-        finally:
-            fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
-            log.info("rpc", **fields)
-
-    return wrapper
-
-
-def streaming(method: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(method)
-    async def wrapper(
-        self: Any, request: Any, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Any]:
-        fields: dict[str, Any] = {"method": method.__name__}
-        started = time.perf_counter()
-        sent = 0
-        try:
-            async for item in method(self, request, context, fields):
-                yield item
-                sent += 1
-            fields["status"] = "OK"
-        except grpc.aio.AbortError:
-            raise
-        except Exception as e:
-            await _fail(context, e, fields)
-        finally:
-            fields["sent"] = sent
-            fields["duration_ms"] = round((time.perf_counter() - started) * 1000, 2)
-            log.info("rpc", **fields)
-
-    return wrapper
-
-
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     def __init__(self, app: MatchApp, tokens: Tokens) -> None:
         self.app = app
         self.tokens = tokens
 
-    def _principal(self, context: grpc.aio.ServicerContext, fields: dict[str, Any]) -> Principal:
+    def _principal(self, context: Any) -> Principal:
         principal = self.tokens.from_metadata(context.invocation_metadata())
-        fields["player"] = principal.subject
+        bind(player=principal.subject)
         return principal
 
-    @unary
-    async def CreateMatch(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
-        fields["game"] = request.game
+    async def CreateMatch(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(game=request.game)
         match_id, version = await self.app.create(
             principal,
             game=request.game,
@@ -141,13 +74,12 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             match_options=MatchOptions(public_replay=request.match_options.public_replay),
             idempotency_key=request.idempotency_key,
         )
-        fields["match"] = match_id
+        bind(match=match_id)
         return match_pb2.CreateMatchResponse(match_id=match_id, version=version)
 
-    @unary
-    async def SubmitMove(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
-        fields["match"] = request.match_id
+    async def SubmitMove(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(match=request.match_id)
         result: MoveResult = await self.app.submit(
             principal,
             request.match_id,
@@ -158,7 +90,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             idempotency_key=request.idempotency_key,
             seat=request.seat if request.HasField("seat") else None,
         )
-        fields.update(seat=result.seat, version=result.version, outcome=result.status)
+        bind(seat=result.seat, version=result.version, outcome=result.status)
         return match_pb2.SubmitMoveResponse(
             version=result.version,
             seat=result.seat,
@@ -167,13 +99,12 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             outcome=outcome_pb(result.outcome),
         )
 
-    @unary
-    async def GetMatch(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
-        fields["match"] = request.match_id
+    async def GetMatch(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(match=request.match_id)
         mv = await self.app.get(principal, request.match_id)
         p = mv.projection
-        fields.update(game=p.meta.game, version=p.version, seat=mv.your_seat)
+        bind(game=p.meta.game, version=p.version, seat=mv.your_seat)
         reply = match_pb2.GetMatchResponse(
             match_id=p.meta.match_id,
             game=p.meta.game,
@@ -194,20 +125,18 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             reply.your_seat = mv.your_seat
         return reply
 
-    @streaming
-    async def WatchMatch(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
-        fields["match"] = request.match_id
+    async def WatchMatch(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(match=request.match_id)
         after = request.after_version if request.HasField("after_version") else None
         async for c in self.app.watch(
             principal, request.match_id, after, include_view=request.include_view
         ):
             yield commit_pb(c)
 
-    @streaming
-    async def ReplayMatch(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
-        fields["match"] = request.match_id
+    async def ReplayMatch(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(match=request.match_id)
         async for c in self.app.replay(
             principal,
             request.match_id,
@@ -218,9 +147,8 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         ):
             yield commit_pb(c)
 
-    @unary
-    async def ListMatches(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
-        principal = self._principal(context, fields)
+    async def ListMatches(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
         player = request.player or principal.subject
         summaries = await self.app.list_matches(player, _STATUS_FILTER.get(request.status))
         return match_pb2.ListMatchesResponse(
@@ -241,10 +169,9 @@ class AuthServicer(match_pb2_grpc.AuthServiceServicer):
     def __init__(self, tokens: Tokens) -> None:
         self.tokens = tokens
 
-    @unary
-    async def GuestLogin(self, request: Any, context: Any, fields: dict[str, Any]) -> Any:
+    async def GuestLogin(self, request: Any, context: Any) -> Any:
         player_id, token, expires = self.tokens.guest(request.name)
-        fields["player"] = player_id
+        bind(player=player_id)
         return match_pb2.GuestLoginResponse(
             player_id=player_id, token=token, expires_at=rfc3339(expires * 1000)
         )

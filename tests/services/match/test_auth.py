@@ -8,7 +8,7 @@ import grpc
 import pytest
 
 from services.common.auth import AuthSettings, Tokens
-from services.match.status import error_info
+from services.common.errors import error_info
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.services.match.conftest import Player, stream_commits
 

@@ -8,8 +8,8 @@ import json
 import grpc
 import pytest
 
+from services.common.errors import error_info
 from services.match.ports import InProcessRules
-from services.match.status import error_info
 from tests.services.match.conftest import make_registry, stream_commits
 
 

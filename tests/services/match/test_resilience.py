@@ -8,8 +8,9 @@ import json
 import grpc
 import pytest
 
+from services.common.codecs import decode_state
+from services.common.errors import error_info
 from services.match.ports import InProcessRules, RulesUnavailable
-from services.match.status import error_info
 from tests.services.match.conftest import make_registry, stream_commits
 from tests.services.match.helpers import commits_of, play_out, states_by_version
 
@@ -33,14 +34,8 @@ async def test_flushall_mid_game_then_the_next_move_works(service, settings) -> 
     commits = await commits_of(service, match_id)
     assert cached is not None and cached.version == len(commits) - 1 == 5
     folded = states_by_version(GAME, commits)[-1]
-    assert GAME.codec().state_msgpack.decode(_inner(cached.state)) == folded
+    assert decode_state(GAME, cached.state) == folded
     await play_out(service, GAME, match_id, players, seed=3)  # to the end
-
-
-def _inner(envelope: bytes) -> bytes:
-    from services.match.ports import _envelope_decoder
-
-    return _envelope_decoder.decode(envelope).state
 
 
 async def test_a_stale_redis_entry_is_caught_up_from_the_stream(start_service, settings) -> None:
@@ -113,7 +108,7 @@ async def test_rules_unavailable_answers_unavailable_and_appends_nothing(
     with pytest.raises(grpc.aio.AioRpcError) as e:
         await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 4}))
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
-    assert error_info(e.value).reason == "unavailable"
+    assert error_info(e.value).reason == "rules_unavailable"
     assert len(await stream_commits(settings.nats_url, match_id)) == 1
     setattr(rules, how, False)
     reply = await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 4}))

@@ -33,7 +33,7 @@ async def test_health_and_reflection(service) -> None:
 async def test_stop_turns_health_not_serving(start_service) -> None:
     service = await start_service()
     health = health_pb2_grpc.HealthStub(service.channel)
-    await service.server._health.enter_graceful_shutdown()
+    await service.server.grpc.health.enter_graceful_shutdown()
     reply = await health.Check(health_pb2.HealthCheckRequest(service=""))
     assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
