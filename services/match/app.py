@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from engine_core.errors import GameOver, IllegalMove
 from engine_core.types import Outcome
 from services.common.auth import Principal, is_bot
 from services.common.errors import InvalidArgument, PermissionDenied
+from services.match import metrics
 from services.match.errors import (
     BadRequest,
     MatchExists,
@@ -143,8 +145,8 @@ class MatchApp:
         try:
             decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
         except IllegalMove as e:
-            if e.code == "player_count":  # bad input rather than a rule of play
-                raise InvalidArgument(e.code, e.message) from None
+            if e.code == "player_count":  # bad input (as the rules service says it)
+                raise InvalidArgument("bad_player_count", e.message) from None
             raise
         key = key_digest("", principal.subject, idempotency_key) if idempotency_key else ""
         seed = f"{principal.subject}\0{idempotency_key}".encode() if idempotency_key else None
@@ -191,6 +193,7 @@ class MatchApp:
         self._remember(projection)
         self._later(self.cache.put(projection))
         await self.index.record(meta, STATUS_ACTIVE)
+        metrics.MATCHES_CREATED.inc()
         log.info("match_created", match=match_id, game=game, players=len(players))
         return match_id, 0
 
@@ -205,6 +208,29 @@ class MatchApp:
         idempotency_key: str = "",
         seat: int | None = None,
     ) -> MoveResult:
+        started = time.perf_counter()
+        result = "error"
+        try:
+            reply = await self._submit(
+                principal, match_id, move, expected_version, idempotency_key, seat
+            )
+            result = reply.status
+            return reply
+        except Exception as e:
+            result = getattr(e, "reason", None) or getattr(e, "code", None) or "error"
+            raise
+        finally:
+            metrics.SUBMIT_SECONDS.labels(result).observe(time.perf_counter() - started)
+
+    async def _submit(
+        self,
+        principal: Principal,
+        match_id: str,
+        move: str,
+        expected_version: int | None,
+        idempotency_key: str,
+        seat: int | None,
+    ) -> MoveResult:
         if len(move) > MAX_MOVE_BYTES:
             raise BadRequest("move too large", "move_too_large")
         if len(idempotency_key) > MAX_KEY_LENGTH:
@@ -215,6 +241,7 @@ class MatchApp:
         digest = key_digest(match_id, principal.subject, key)
         for _attempt in range(self.config.max_decide_attempts):
             if digest in p.keys:
+                metrics.IDEMPOTENT_REPLIES.inc()
                 stored = await self._store(self.store.commit_at(p.keys[digest]))
                 return await self._answer(p.meta, stored)
             if expected_version is not None and expected_version != p.version:
@@ -243,9 +270,11 @@ class MatchApp:
             try:
                 seq, duplicate = await self._append(match_id, commit, p.seq, f"{match_id}:{digest}")
             except AppendConflict:
+                metrics.APPEND_CONFLICTS.inc()
                 p = await self._catch_up(p)
                 continue
             if duplicate:  # the same key was appended at ``seq`` meanwhile
+                metrics.IDEMPOTENT_REPLIES.inc()
                 stored = await self.store.commit_at(seq)
                 p = await self._catch_up(p)
                 return await self._answer(p.meta, stored)
@@ -304,6 +333,7 @@ class MatchApp:
                 finished_fact(meta, commit),
             )
             await self.index.record(meta, STATUS_FINISHED)
+            metrics.MATCHES_FINISHED.inc()
         except Exception:
             log.exception("match_finished_not_published", match=meta.match_id)
 
@@ -351,6 +381,7 @@ class MatchApp:
         p = await self.load(match_id, fresh=True)
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
+        metrics.WATCHERS.inc()
         if after_version is not None and after_version > p.version:
             raise BadRequest(
                 f"the match is at version {p.version}; nothing is known after {after_version}",
@@ -454,6 +485,7 @@ class MatchApp:
             raise MatchNotFound(f"no match {match_id}")
         p = await self._fold(match_id, None, items)
         self._later(self.cache.put(p))
+        metrics.REBUILDS.inc()
         log.info("projection_rebuilt", match=match_id, version=p.version)
         return p
 
@@ -462,6 +494,7 @@ class MatchApp:
         items = [x async for x in self._store_iter(self.store.commits(p.meta.match_id, p.seq))]
         if not items:
             return p
+        metrics.CATCH_UPS.inc()
         new = await self._fold(p.meta.match_id, p, items)
         self._remember(new)
         self._later(self.cache.put(new))

@@ -10,10 +10,12 @@ the connections.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import nats
 import redis.asyncio as redis
 from nats.aio.client import Client as NATS
+from prometheus_client import start_http_server
 
 from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
@@ -54,6 +56,8 @@ class MatchServer:
         self._nc: NATS | None = None
         self._redis: redis.Redis | None = None
         self.grpc: GrpcServer | None = None
+        self.metrics_port: int | None = None
+        self._metrics: Any = None
 
     @property
     def address(self) -> str:
@@ -108,7 +112,19 @@ class MatchServer:
         )
         self.port = await server.start()
         self.grpc = server
-        log.info("match_service_started", address=self.address, nats=s.nats_url, redis=s.redis_url)
+        if s.metrics_port >= 0:
+            metrics_server, _thread = start_http_server(
+                s.metrics_port, addr=s.host.strip("[]") or "0.0.0.0"
+            )
+            self.metrics_port = metrics_server.server_port
+            self._metrics = metrics_server
+        log.info(
+            "match_service_started",
+            address=self.address,
+            metrics_port=self.metrics_port,
+            nats=s.nats_url,
+            redis=s.redis_url,
+        )
         return self
 
     async def stop(self, grace: float | None = None) -> None:
@@ -116,6 +132,9 @@ class MatchServer:
         grace = self.settings.grace_s if grace is None else grace
         if self.grpc is not None:
             await self.grpc.stop(grace)
+        if self._metrics is not None:
+            self._metrics.shutdown()
+            self._metrics = None
         if self.app is not None:
             try:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))

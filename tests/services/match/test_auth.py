@@ -85,7 +85,7 @@ async def test_bad_create_requests_are_invalid_or_not_found(service) -> None:
     assert e.code() == grpc.StatusCode.NOT_FOUND
     e = await refused(p.create("tic_tac_toe", ["guest:a"]))
     assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert error_info(e).reason == "player_count"
+    assert error_info(e).reason == "bad_player_count"
     e = await refused(p.create("tic_tac_toe", ["guest:a", "guest:b"], options_json="[1"))
     assert e.code() == grpc.StatusCode.INVALID_ARGUMENT
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
+import urllib.request
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
@@ -28,6 +30,17 @@ async def test_health_and_reflection(service) -> None:
     names = {s.name for s in reply.list_services_response.service}
     assert {"tabletop.match.v1.MatchService", "tabletop.match.v1.AuthService"} <= names
     assert "grpc.health.v1.Health" in names
+
+
+async def test_metrics_are_served(start_service) -> None:
+    service = await start_service(metrics_port=0)
+    p = service.player("guest:a")
+    match_id = await p.create("tic_tac_toe", ["guest:a", "guest:b"])
+    await p.submit(match_id, '{"type": "place_mark", "cell": 4}')
+    url = f"http://127.0.0.1:{service.server.metrics_port}/metrics"
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+    assert 'tabletop_match_submit_seconds_count{result="active"}' in text
+    assert "tabletop_match_created_total" in text
 
 
 async def test_stop_turns_health_not_serving(start_service) -> None:
