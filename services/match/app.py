@@ -192,7 +192,10 @@ class MatchApp:
         )
         self._remember(projection)
         self._later(self.cache.put(projection))
-        await self.index.record(meta, STATUS_ACTIVE)
+        try:
+            await self.index.record(meta, STATUS_ACTIVE)
+        except Exception:  # the match exists; only ListMatches misses it
+            log.exception("match_not_indexed", match=match_id)
         metrics.MATCHES_CREATED.inc()
         log.info("match_created", match=match_id, game=game, players=len(players))
         return match_id, 0

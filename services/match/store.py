@@ -98,7 +98,7 @@ class JetStreamStore:
             if e.err_code == ERR_WRONG_LAST_SEQUENCE:
                 raise AppendConflict(str(e)) from None
             raise
-        except (nats.errors.TimeoutError, nats.errors.NoRespondersError) as e:
+        except nats.errors.Error as e:  # timeout, no responders, connection closed...
             raise StoreUnavailable(f"JetStream did not acknowledge: {e!r}") from None
         return ack.seq, bool(ack.duplicate)
 
@@ -107,7 +107,9 @@ class JetStreamStore:
             msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
         except NotFoundError:
             return 0
-        except nats.errors.TimeoutError as e:
+        except APIError:
+            raise
+        except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None
         return msg.seq
@@ -117,7 +119,9 @@ class JetStreamStore:
             msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
         except NotFoundError:
             return None
-        except nats.errors.TimeoutError as e:
+        except APIError:
+            raise
+        except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
         return msg.seq, decode_commit(msg.data)

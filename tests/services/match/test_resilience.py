@@ -113,3 +113,14 @@ async def test_rules_unavailable_answers_unavailable_and_appends_nothing(
     setattr(rules, how, False)
     reply = await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 4}))
     assert reply.version == 1
+
+
+async def test_play_goes_on_with_redis_down(service, settings, valkey_server) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    await play_out(service, GAME, match_id, players, seed=1, limit=2)
+    valkey_server.stop()
+    service.app.forget()  # every load now misses Redis and folds the stream
+    played = await play_out(service, GAME, match_id, players, seed=2)
+    commits = await stream_commits(settings.nats_url, match_id)
+    assert len(commits) == 2 + played + 1 and commits[-1].outcome is not None
