@@ -139,16 +139,43 @@ def _start_service(nats: NatsServer, valkey: ValkeyServer) -> tuple[subprocess.P
             return proc, line.split()[-1]
 
 
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (Linux; 0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str, Any]:
+    """The figures; ``cpu_ms_per_move`` is the CPU the match service process
+    (and nats-server) spent per move, which the shared machine's load does not
+    distort as much as wall-clock figures."""
     with NatsServer() as nats, ValkeyServer() as valkey:
         proc, address = _start_service(nats, valkey)
         try:
+            c0, n0 = _cpu_s(proc.pid), _cpu_s(nats.pid)
             sequential = asyncio.run(_sequential(address, moves))
+            c1, n1 = _cpu_s(proc.pid), _cpu_s(nats.pid)
             concurrent = asyncio.run(_concurrent(address, matches, seconds))
+            c2, n2 = _cpu_s(proc.pid), _cpu_s(nats.pid)
         finally:
             proc.terminate()
             proc.wait(15)
-    return {"game": GAME, "sequential": sequential, "concurrent": concurrent}
+    # warm-up and creations are included in the CPU figures (about 1 in 8 calls)
+    sequential["service_cpu_ms_per_move"] = (c1 - c0) * 1000 / sequential["moves"]
+    sequential["nats_cpu_ms_per_move"] = (n1 - n0) * 1000 / sequential["moves"]
+    concurrent["service_cpu_ms_per_move"] = (c2 - c1) * 1000 / max(1, concurrent["moves"])
+    concurrent["nats_cpu_ms_per_move"] = (n2 - n1) * 1000 / max(1, concurrent["moves"])
+    return {
+        "game": GAME,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "sequential": sequential,
+        "concurrent": concurrent,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,6 +17,7 @@ import os
 import secrets
 import time
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,10 +110,16 @@ class AuthSettings:
 
 
 class Tokens:
-    """Issue and verify tokens with one ``AuthSettings``."""
+    """Issue and verify tokens with one ``AuthSettings``.
 
-    def __init__(self, settings: AuthSettings) -> None:
+    Verified tokens are remembered (up to ``cache_size``, until they expire),
+    so a client sending the same token with every move pays for the signature
+    check once."""
+
+    def __init__(self, settings: AuthSettings, *, cache_size: int = 10_000) -> None:
         self.settings = settings
+        self.cache_size = cache_size
+        self._verified: OrderedDict[str, tuple[Principal, float]] = OrderedDict()
 
     def issue(
         self,
@@ -143,6 +150,21 @@ class Tokens:
         """The principal of a valid token; ``Unauthenticated`` otherwise."""
         if not token:
             raise Unauthenticated("missing_token", "no token")
+        known = self._verified.get(token)
+        if known is not None:
+            principal, expires = known
+            if time.time() < expires:
+                self._verified.move_to_end(token)
+                return principal
+            del self._verified[token]
+        principal = self._verify(token)
+        if self.cache_size > 0:
+            self._verified[token] = (principal, float(principal.claims["exp"]))
+            while len(self._verified) > self.cache_size:
+                self._verified.popitem(last=False)
+        return principal
+
+    def _verify(self, token: str) -> Principal:
         try:
             claims = jwt.decode(
                 token,

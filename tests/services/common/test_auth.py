@@ -90,3 +90,14 @@ def test_bearer_metadata_is_parsed() -> None:
     assert bearer_token([("x-other", "1")]) == ""
     with pytest.raises(Unauthenticated):
         bearer_token([("authorization", "Basic abc")])
+
+
+def test_a_verified_token_is_remembered_only_until_it_expires() -> None:
+    tokens = Tokens(AuthSettings(secret="s" * 64, leeway_s=0))
+    token = tokens.issue("guest:1", ttl_s=1)
+    assert tokens.verify(token).subject == "guest:1"
+    assert tokens.verify(token) is tokens.verify(token)  # from memory
+    time.sleep(1.05 + (int(time.time()) + 1 - time.time()))
+    with pytest.raises(Unauthenticated) as e:
+        tokens.verify(token)
+    assert e.value.reason == "token_expired"
