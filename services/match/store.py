@@ -194,7 +194,7 @@ class JetStreamStore:
             stream=self.config.name,
             ordered_consumer=True,
             config=config,
-            idle_heartbeat=2.0,
+            idle_heartbeat=1.0,
         )
         try:
             while True:

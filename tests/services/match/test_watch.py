@@ -99,3 +99,15 @@ async def test_a_finished_match_watched_from_its_end_ends_at_once(service) -> No
     match_id = await players[0].create("secret_bids", IDS)
     total = await play_out(service, GAME, match_id, players, seed=1)
     assert await collect(players[0].watch(match_id, after_version=total)) == []
+
+
+async def test_a_watch_survives_a_nats_server_restart(service, nats_server) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    watching = asyncio.ensure_future(collect(players[0].watch(match_id)))
+    await play_out(service, GAME, match_id, players, seed=1, limit=2)
+    await asyncio.sleep(0.1)
+    await asyncio.to_thread(nats_server.restart)
+    total = 2 + await play_out(service, GAME, match_id, players, seed=2)
+    got = await asyncio.wait_for(watching, 30)
+    assert [c.version for c in got] == list(range(total + 1))
