@@ -1,0 +1,175 @@
+"""The matchmaker loop: sweep, read the queues, pair, claim, create, finalise.
+
+One round (``run_once``) costs a handful of Redis round trips however many
+tickets wait: one sweep script, one pipelined read of every queue, one claim
+script per queue, one finalise script for every match made. Match creation
+runs concurrently (``create_concurrency`` calls in flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+import time
+import uuid
+from dataclasses import dataclass
+
+import structlog
+
+from services.matchmaking.pairing import Candidate, Group, form_groups
+from services.matchmaking.ports import MatchCreator
+from services.matchmaking.settings import MatchmakingSettings
+from services.matchmaking.store import (
+    MatchResult,
+    QueueEntry,
+    TicketRecord,
+    TicketStore,
+    now_ms,
+    parse_queue_key,
+)
+
+log = structlog.get_logger("matchmaking.matchmaker")
+
+BOT_PREFIX = "bot:"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStats:
+    tickets_seen: int = 0
+    groups: int = 0
+    claimed: int = 0
+    matches: int = 0
+    failed: int = 0
+    swept: int = 0
+
+
+class Matchmaker:
+    def __init__(
+        self,
+        store: TicketStore,
+        creator: MatchCreator,
+        settings: MatchmakingSettings,
+        *,
+        name: str | None = None,
+        bot_kind: str = "greedy",
+    ) -> None:
+        self.store = store
+        self.creator = creator
+        self.settings = settings
+        self.name = name or uuid.uuid4().hex[:8]
+        self.bot_kind = bot_kind
+        self._sem = asyncio.Semaphore(settings.create_concurrency)
+        self._rng = random.Random()
+
+    async def run_once(self) -> RoundStats:
+        s = self.settings
+        at = now_ms()
+        swept = await self.store.sweep(at)
+        keys = await self.store.queues()
+        if not keys:
+            return RoundStats(swept=swept)
+        queues = await self.store.read_queues(keys)
+        token = f"{self.name}:{uuid.uuid4().hex[:12]}"
+        taken: set[str] = set()
+        claimed: list[tuple[str, Group, dict[str, QueueEntry]]] = []  # (queue, group, entries)
+        seen = groups_n = 0
+        # Larger matches first: a ticket accepting 2 or 4 players fills a 4 before a 2.
+        for key in sorted(keys, key=lambda k: -parse_queue_key(k)[2]):
+            entries = queues[key]
+            if not entries:
+                continue
+            seen += len(entries)
+            _, _, n = parse_queue_key(key)
+            by_id = {e.ticket_id: e for e in entries}
+            cands = [
+                Candidate(e.ticket_id, e.size, e.rating, (at - e.created_ms) / 1000.0, e.allow_bots)
+                for e in entries
+            ]
+            groups = form_groups(cands, n, s.window, s.bot_fill_after_s, skip=taken)
+            if not groups:
+                continue
+            groups_n += len(groups)
+            ok = await self.store.claim(
+                key, [[by_id[t.ticket_id].member for t in g.tickets] for g in groups], token, at
+            )
+            for g, won in zip(groups, ok, strict=True):
+                if won:
+                    taken.update(t.ticket_id for t in g.tickets)
+                    claimed.append((key, g, by_id))
+        if not claimed:
+            return RoundStats(seen, groups_n, 0, 0, 0, swept)
+        ids = [t.ticket_id for _, g, _ in claimed for t in g.tickets]
+        records = dict(zip(ids, await self.store.get_many(ids), strict=True))
+        results = await asyncio.gather(
+            *(self._create(k, g, [records[t.ticket_id] for t in g.tickets]) for k, g, _ in claimed)
+        )
+        made = [r for r in results if isinstance(r, MatchResult)]
+        failed = [
+            t.ticket_id
+            for (_, g, _), r in zip(claimed, results, strict=True)
+            if r is None
+            for t in g.tickets
+        ]
+        if made:
+            await self.store.finalize(token, made)
+        if failed:
+            await self.store.release(token, failed)
+        return RoundStats(seen, groups_n, len(claimed), len(made), len(claimed) - len(made), swept)
+
+    async def _create(
+        self, queue: str, group: Group, tickets: list[TicketRecord | None]
+    ) -> MatchResult | None:
+        game, _, n = parse_queue_key(queue)
+        players: list[str] = []
+        owner: dict[str, str] = {}
+        options_json = ""
+        for rec in tickets:
+            if rec is None:  # expired from Redis under us: cannot happen while claimed
+                return None
+            options_json = rec.options_json
+            for p in rec.players:
+                players.append(p)
+                owner[p] = rec.ticket_id
+        bots = [f"{BOT_PREFIX}{self.bot_kind}-{i + 1}" for i in range(group.bots)]
+        order = players + bots
+        self._rng.shuffle(order)
+        async with self._sem:
+            started = time.perf_counter()
+            try:
+                created = await self.creator.create_match(game, order, options_json)
+            except Exception as e:  # the match service said no or is down: release
+                log.warning("create_match_failed", game=game, players=n, error=str(e))
+                return None
+        seats: dict[str, dict[str, int]] = {rec.ticket_id: {} for rec in tickets if rec}
+        for p in players:
+            seats[owner[p]][p] = created.seats[p]
+        log.debug(
+            "match_made",
+            game=game,
+            match=created.match_id,
+            players=n,
+            bots=len(bots),
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
+        return MatchResult(
+            tickets=tuple(t.ticket_id for t in group.tickets),
+            match_id=created.match_id,
+            game=game,
+            player_count=n,
+            seats=seats,
+            bot_players={b: created.seats[b] for b in bots},
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Rounds until ``stop`` is set; errors are logged and the loop goes on."""
+        while not stop.is_set():
+            try:
+                stats = await self.run_once()
+                if stats.matches or stats.swept:
+                    log.info("round", **dataclasses.asdict(stats))
+            except Exception:
+                log.exception("round_failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.tick_s)
