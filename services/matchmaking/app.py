@@ -210,8 +210,8 @@ class Matchmaking:
 
     async def cancel(self, caller: Caller, ticket_id: str) -> str:
         await self._ticket(caller, ticket_id)
-        state = await self.store.end(ticket_id, CANCELLED, "cancelled")
-        if state != CANCELLED:
+        done, state = await self.store.end(ticket_id, CANCELLED, "cancelled")
+        if not done:
             raise Conflict(
                 "ticket_not_searching", f"the ticket is {state}", ticket_id=ticket_id, state=state
             )

@@ -30,7 +30,9 @@ local function finish(key, id, state, reason, ttl)
   end
   redis.call('ZREM', 'mm:exp', id)
   redis.call('ZREM', 'mm:watch', id)
-  redis.call('HSET', key, 'state', state, 'reason', reason)
+  local t = redis.call('TIME')
+  redis.call('HSET', key, 'state', state, 'reason', reason,
+             'ended_ms', t[1] * 1000 + math.floor(t[2] / 1000))
   redis.call('HDEL', key, 'claim')
   redis.call('PEXPIRE', key, ttl)
   redis.call('PUBLISH', 'mm:events', id)
@@ -60,16 +62,17 @@ redis.call('ZADD', 'mm:exp', ARGV[3], ARGV[1])
 return {1}
 """
 
-# ARGV: id, new state, reason, result ttl ms. Ends a searching ticket.
+# ARGV: id, new state, reason, result ttl ms. Ends a searching ticket;
+# answers {1, new state} or {0, the state it is in}.
 END = (
     _FINISH
     + """
 local key = 'mm:t:' .. ARGV[1]
 local st = redis.call('HGET', key, 'state')
-if not st then return 'missing' end
-if st ~= 'searching' then return st end
+if not st then return {0, 'missing'} end
+if st ~= 'searching' then return {0, st} end
 finish(key, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
-return ARGV[2]
+return {1, ARGV[2]}
 """
 )
 

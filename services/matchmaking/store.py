@@ -92,6 +92,7 @@ class TicketRecord:
     seats: dict[str, int] = field(default_factory=dict)
     player_count: int = 0
     bots: int = 0
+    ended_ms: int = 0  # Redis server time when the ticket ended
 
     @classmethod
     def from_hash(cls, h: dict[str, str]) -> TicketRecord:
@@ -111,6 +112,7 @@ class TicketRecord:
             seats=json.loads(h["seats"]) if h.get("seats") else {},
             player_count=int(h.get("player_count") or 0),
             bots=int(h.get("nbots") or 0),
+            ended_ms=int(h.get("ended_ms") or 0),
         )
 
 
@@ -213,12 +215,13 @@ class TicketStore:
             for h in rows
         ]
 
-    async def end(self, ticket_id: str, state: str, reason: str) -> str:
-        """End a searching ticket; answers the state after (``missing`` if unknown)."""
-        res = await self._end(
+    async def end(self, ticket_id: str, state: str, reason: str) -> tuple[bool, str]:
+        """End a searching ticket: ``(True, state)``, or ``(False, the state it is
+        in)`` if it was not searching (``missing`` if unknown)."""
+        done, after = await self._end(
             keys=[], args=[ticket_id, state, reason, int(self.settings.result_ttl_s * 1000)]
         )
-        return _s(res)
+        return int(done) == 1, _s(after)
 
     async def touch_watch(self, ticket_id: str, deadline_ms: int) -> None:
         """A watcher is (or just was) there: cancel the ticket only after ``deadline_ms``."""
