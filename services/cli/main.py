@@ -24,7 +24,9 @@ def demo(args: argparse.Namespace) -> int:
             players,
             args.seed,
             bots=bot,
-            on_step=lambda _b, step, _a: print(f"  {step.index + 1:4d}. seat {step.seat}: {move_text(step.move)}"),
+            on_step=lambda _b, step, _a: print(
+                f"  {step.index + 1:4d}. seat {step.seat}: {move_text(step.move)}"
+            ),
         )
         o = result.outcome
         assert o is not None

@@ -1,4 +1,10 @@
-"""Ratings: openskill (Plackett-Luce) per game, kept in Redis.
+"""Ratings: openskill per game, kept in Redis.
+
+The model is openskill's Bradley-Terry (full pairing): every pair of rated
+players in a match is one comparison, so shared placings are rated as ties
+and a placing behind a tie is rated as a loss to both. (openskill 6's
+Plackett-Luce rates the player just behind two tied winners the same as the
+winners, which is wrong for shared placings; see the ratings tests.)
 
 ``Ratings.record(fact)`` rates one ``MatchFinished`` fact exactly once: the
 ratings of its players and the marker ``mm:rated:<match_id>`` are written in
@@ -17,10 +23,10 @@ from dataclasses import dataclass
 
 import msgspec
 import redis.asyncio as redis
-from openskill.models import PlackettLuce
+from openskill.models import BradleyTerryFull
 from redis.exceptions import WatchError
 
-_MODEL = PlackettLuce()
+_MODEL = BradleyTerryFull()
 DEFAULT_MU: float = _MODEL.mu
 DEFAULT_SIGMA: float = _MODEL.sigma
 
