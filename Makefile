@@ -4,6 +4,8 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 export PYTHONPATH := $(CURDIR)
 
+# The install stamp is named after pyproject.toml's content: a change re-installs.
+STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
 PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
 # Generated code lands in the package `tabletop/` at the top (not tracked).
 GEN    := tabletop
@@ -14,6 +16,7 @@ run: bootstrap proto
 	$(PY) -m services.cli.main demo
 
 test: bootstrap proto
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
 
 test-slow: bootstrap
@@ -28,12 +31,12 @@ fmt: bootstrap
 	$(VENV)/bin/ruff format .
 
 bench: bootstrap
-	$(PY) -m bench.engine
+	$(PY) -m bench
 
 golden: bootstrap
 	$(PY) -m tests.golden.regenerate
 
-bootstrap: $(VENV)/.installed
+bootstrap: $(STAMP)
 
 proto: bootstrap gen
 
@@ -49,10 +52,10 @@ $(GEN)/.generated: $(PROTOS)
 		--mypy_out=. --mypy_grpc_out=. $(PROTOS)
 	@touch $@
 
-# Re-installs only when pyproject.toml changes.
-$(VENV)/.installed: pyproject.toml
+$(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
 	@touch $@
 
 clean:

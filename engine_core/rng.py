@@ -51,9 +51,7 @@ class Rng:
     def word(self) -> int:
         """The next unsigned 64-bit word of the stream."""
         if self._offset >= len(self._buffer):
-            self._buffer = hashlib.sha256(
-                self._entropy + self._block.to_bytes(8, "big")
-            ).digest()
+            self._buffer = hashlib.sha256(self._entropy + self._block.to_bytes(8, "big")).digest()
             self._block += 1
             self._offset = 0
         w = int.from_bytes(self._buffer[self._offset : self._offset + 8], "big")

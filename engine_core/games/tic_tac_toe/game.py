@@ -89,7 +89,7 @@ class TicTacToe(BaseGame):
                 return State(board=(-1,) * 9, to_move=0)
             case MarkPlaced(seat=seat, cell=cell):
                 assert state is not None
-                board = state.board[:cell] + (seat,) + state.board[cell + 1 :]
+                board = (*state.board[:cell], seat, *state.board[cell + 1 :])
                 return msgspec.structs.replace(state, board=board, to_move=1 - seat)
             case GameEnded(ranks=ranks, scores=scores, reason=reason):
                 assert state is not None
@@ -103,12 +103,18 @@ class TicTacToe(BaseGame):
         if not 0 <= move.cell < 9:
             raise IllegalMove("no_such_cell", f"cell {move.cell} is not in 0..8")
         if state.board[move.cell] >= 0:
-            raise IllegalMove("cell_taken", f"cell {move.cell} already holds {MARKS[state.board[move.cell]]}")
+            raise IllegalMove(
+                "cell_taken", f"cell {move.cell} already holds {MARKS[state.board[move.cell]]}"
+            )
         yield MarkPlaced(seat=seat, cell=move.cell)
-        board = state.board[: move.cell] + (seat,) + state.board[move.cell + 1 :]
+        board = (*state.board[: move.cell], seat, *state.board[move.cell + 1 :])
         if winner(board) == seat:
             ranks = (1, 2) if seat == 0 else (2, 1)
-            yield GameEnded(ranks=ranks, scores=(float(ranks[0] == 1), float(ranks[1] == 1)), reason="three_in_a_row")
+            yield GameEnded(
+                ranks=ranks,
+                scores=(float(ranks[0] == 1), float(ranks[1] == 1)),
+                reason="three_in_a_row",
+            )
         elif all(c >= 0 for c in board):
             yield GameEnded(ranks=(1, 1), scores=(0.5, 0.5), reason="board_full")
 
