@@ -16,6 +16,7 @@ import structlog
 
 from engine_core.errors import EngineError
 from engine_core.registry import Registry, UnknownGame
+from services.matchmaking import metrics
 from services.matchmaking.errors import AlreadyQueued, BadRequest, Conflict, Forbidden, NotFound
 from services.matchmaking.ratings import PlayerRating, Ratings
 from services.matchmaking.settings import MatchmakingSettings
@@ -174,13 +175,15 @@ class Matchmaking:
         rated = await self.ratings.get_many(game, players)
         rating = sum(r.mu for r in rated) / len(rated)
         try:
-            return await self.store.enqueue(
+            tid = await self.store.enqueue(
                 NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating)
             )
         except PlayerAlreadyQueued as e:
             raise AlreadyQueued(
                 "already_queued", str(e), player=e.player, ticket_id=e.ticket_id
             ) from None
+        metrics.TICKETS_ENQUEUED.labels(game).inc()
+        return tid
 
     def _game(self, game: str):
         try:

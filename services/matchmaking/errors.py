@@ -1,41 +1,36 @@
-"""The matchmaker's rejections, each with a stable reason code and one status."""
+"""The matchmaker's rejections: ``services.common.errors`` statuses with stable
+reason codes (the ``ErrorInterceptor`` turns them into rich statuses)."""
 
 from __future__ import annotations
 
 import grpc
 
+from services.common.errors import (
+    FailedPrecondition,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ServiceError,
+    Unauthenticated,
+)
 
-class MatchmakingError(Exception):
-    status: grpc.StatusCode = grpc.StatusCode.INTERNAL
-
-    def __init__(self, reason: str, message: str, **metadata: str) -> None:
-        self.reason = reason
-        self.message = message
-        self.metadata = {k: str(v) for k, v in metadata.items()}
-        super().__init__(f"{reason}: {message}")
-
-
-class BadRequest(MatchmakingError):
-    status = grpc.StatusCode.INVALID_ARGUMENT
-
-
-class NotFound(MatchmakingError):
-    status = grpc.StatusCode.NOT_FOUND
+BadRequest = InvalidArgument
+Conflict = FailedPrecondition  # the ticket is not in a state that allows this
+Forbidden = PermissionDenied
+NotAuthenticated = Unauthenticated
 
 
-class Conflict(MatchmakingError):
-    """The ticket or player is not in a state that allows this."""
+class AlreadyQueued(ServiceError):
+    """A player of the new ticket is already searching with another one."""
 
-    status = grpc.StatusCode.FAILED_PRECONDITION
-
-
-class AlreadyQueued(MatchmakingError):
     status = grpc.StatusCode.ALREADY_EXISTS
 
 
-class Forbidden(MatchmakingError):
-    status = grpc.StatusCode.PERMISSION_DENIED
-
-
-class NotAuthenticated(MatchmakingError):
-    status = grpc.StatusCode.UNAUTHENTICATED
+__all__ = [
+    "AlreadyQueued",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "NotAuthenticated",
+    "NotFound",
+]

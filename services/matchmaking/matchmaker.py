@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from services.matchmaking import metrics
 from services.matchmaking.pairing import Candidate, Group, form_groups
 from services.matchmaking.ports import MatchCreator
 from services.matchmaking.settings import MatchmakingSettings
@@ -64,6 +65,15 @@ class Matchmaker:
         self._rng = random.Random()
 
     async def run_once(self) -> RoundStats:
+        with metrics.ROUND_SECONDS.time():
+            stats = await self._round()
+        if stats.swept:
+            metrics.TICKETS_SWEPT.inc(stats.swept)
+        if stats.failed:
+            metrics.CREATE_FAILURES.inc(stats.failed)
+        return stats
+
+    async def _round(self) -> RoundStats:
         s = self.settings
         at = now_ms()
         swept = await self.store.sweep(at)
@@ -153,6 +163,9 @@ class Matchmaker:
             bots=len(bots),
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
         )
+        metrics.MATCHES_MADE.labels(game, str(n)).inc()
+        if bots:
+            metrics.BOT_SEATS.labels(game).inc(len(bots))
         return MatchResult(
             tickets=tuple(t.ticket_id for t in group.tickets),
             match_id=created.match_id,

@@ -17,6 +17,7 @@ import structlog
 from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
+from services.matchmaking import metrics
 from services.matchmaking.ratings import InvalidFact, Ratings, decode_fact
 
 log = structlog.get_logger("matchmaking.results")
@@ -97,5 +98,6 @@ class ResultsConsumer:
             self.rated += 1
         else:
             self.duplicates += 1
+        metrics.MATCHES_RATED.labels("rated" if applied else "duplicate").inc()
         log.info("match_rated", match=fact.match_id, game=fact.game, duplicate=not applied)
         await msg.ack()

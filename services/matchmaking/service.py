@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
-import grpc
 import jwt
-from google.protobuf import any_pb2
-from google.rpc import error_details_pb2, status_pb2
-from grpc_status import rpc_status
 
+from services.common.logging import bind
 from services.matchmaking.app import Caller, Matchmaking, TicketUpdate
-from services.matchmaking.errors import MatchmakingError, NotAuthenticated
+from services.matchmaking.errors import NotAuthenticated
 from services.matchmaking.ratings import PlayerRating
 from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
-DOMAIN = "tabletop"
 
 _STATES = {
     "searching": pb.TICKET_STATE_SEARCHING,
@@ -59,15 +55,6 @@ class TokenVerifier:
         return Caller(sub, claims.get("role") == "service")
 
 
-def rich_status(exc: MatchmakingError) -> grpc.Status:
-    info = error_details_pb2.ErrorInfo(reason=exc.reason, domain=DOMAIN, metadata=exc.metadata)
-    detail = any_pb2.Any()
-    detail.Pack(info)
-    return rpc_status.to_status(
-        status_pb2.Status(code=exc.status.value[0], message=exc.message, details=[detail])
-    )
-
-
 def _rating(r: PlayerRating) -> pb.Rating:
     return pb.Rating(
         player_id=r.player_id,
@@ -99,57 +86,56 @@ def ticket_update(u: TicketUpdate) -> pb.TicketUpdate:
 
 
 class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
+    """Errors are raised as ``services.common.errors`` exceptions; the server's
+    ``ErrorInterceptor`` turns them into statuses."""
+
     def __init__(self, app: Matchmaking, verifier: TokenVerifier) -> None:
         self.app = app
         self.verifier = verifier
 
-    async def _call(self, context: grpc.aio.ServicerContext, fn: Callable[[Caller], Any]) -> Any:
-        try:
-            return await fn(self.verifier.caller(context.invocation_metadata()))
-        except MatchmakingError as e:
-            await context.abort_with_status(rich_status(e))
+    def _caller(self, context) -> Caller:
+        caller = self.verifier.caller(context.invocation_metadata())
+        bind(player=caller.player_id)
+        return caller
 
     async def Enqueue(self, request: pb.EnqueueRequest, context) -> pb.EnqueueResponse:
-        tid = await self._call(
-            context,
-            lambda c: self.app.enqueue(
-                c,
-                request.game,
-                list(request.player_counts),
-                request.options_json,
-                list(request.party),
-                request.allow_bots,
-            ),
+        bind(game=request.game)
+        tid = await self.app.enqueue(
+            self._caller(context),
+            request.game,
+            list(request.player_counts),
+            request.options_json,
+            list(request.party),
+            request.allow_bots,
         )
+        bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)
 
     async def CancelTicket(
         self, request: pb.CancelTicketRequest, context
     ) -> pb.CancelTicketResponse:
-        state = await self._call(context, lambda c: self.app.cancel(c, request.ticket_id))
+        bind(ticket=request.ticket_id)
+        state = await self.app.cancel(self._caller(context), request.ticket_id)
         return pb.CancelTicketResponse(state=_STATES[state])
 
     async def WatchTicket(
         self, request: pb.WatchTicketRequest, context
     ) -> AsyncIterator[pb.TicketUpdate]:
-        try:
-            caller = self.verifier.caller(context.invocation_metadata())
-            async for update in self.app.watch(caller, request.ticket_id):
-                yield ticket_update(update)
-        except MatchmakingError as e:
-            await context.abort_with_status(rich_status(e))
+        bind(ticket=request.ticket_id)
+        async for update in self.app.watch(self._caller(context), request.ticket_id):
+            if update.match_id:
+                bind(match=update.match_id, seat=update.seat)
+            yield ticket_update(update)
 
     async def GetRating(self, request: pb.GetRatingRequest, context) -> pb.Rating:
-        async def call(_c: Caller) -> PlayerRating:
-            return await self.app.rating(request.game, request.player_id)
-
-        return _rating(await self._call(context, call))
+        self._caller(context)
+        bind(game=request.game)
+        return _rating(await self.app.rating(request.game, request.player_id))
 
     async def Leaderboard(self, request: pb.LeaderboardRequest, context) -> pb.LeaderboardResponse:
-        async def call(_c: Caller) -> list[PlayerRating]:
-            return await self.app.leaderboard(request.game, request.limit)
-
-        rows = await self._call(context, call)
+        self._caller(context)
+        bind(game=request.game)
+        rows = await self.app.leaderboard(request.game, request.limit)
         return pb.LeaderboardResponse(
             entries=[pb.LeaderboardEntry(rank=i + 1, rating=_rating(r)) for i, r in enumerate(rows)]
         )

@@ -8,20 +8,34 @@ from dataclasses import dataclass
 from typing import Any
 
 _PREFIX = "TABLETOP_"
+# Settings every service shares keep their plain names; the rest are
+# TABLETOP_MATCHMAKING_<FIELD>.
+_SHARED = {
+    "redis_url": "TABLETOP_REDIS_URL",
+    "nats_url": "TABLETOP_NATS_URL",
+    "match_addr": "TABLETOP_MATCH_ADDR",
+    "jwt_secret": "TABLETOP_JWT_SECRET",
+}
+
+
+def env_name(field: str) -> str:
+    return _SHARED.get(field, f"{_PREFIX}MATCHMAKING_{field.upper()}")
 
 
 @dataclass(frozen=True, slots=True)
 class MatchmakingSettings:
-    """Every knob of the matchmaker. ``from_env`` reads ``TABLETOP_<FIELD>``
-    (upper case) for each field; tests build it with ``replace``."""
+    """Every knob of the matchmaker. ``from_env`` reads ``env_name(field)`` for
+    each field (``TABLETOP_MATCHMAKING_<FIELD>``, or the shared ``TABLETOP_REDIS_URL``,
+    ``TABLETOP_NATS_URL``, ``TABLETOP_MATCH_ADDR``, ``TABLETOP_JWT_SECRET``);
+    tests build it with overrides."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     nats_url: str = "nats://127.0.0.1:4222"
-    match_service: str = "127.0.0.1:50052"  # gRPC target of MatchService
+    match_addr: str = "127.0.0.1:50052"  # gRPC target of MatchService
     jwt_secret: str = ""
     grpc_host: str = "127.0.0.1"
     grpc_port: int = 0  # 0 = pick a free port
-    metrics_port: int = 0  # 0 = pick a free port; -1 = no metrics endpoint
+    metrics_port: int = -1  # 0 = pick a free port; -1 = no metrics endpoint
     grace_s: float = 5.0  # graceful stop on SIGTERM
 
     # Tickets.
@@ -57,7 +71,7 @@ class MatchmakingSettings:
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
-            raw = env.get(_PREFIX + f.name.upper())
+            raw = env.get(env_name(f.name))
             if raw is None:
                 continue
             values[f.name] = _parse(f.type, raw, f.name)
@@ -83,5 +97,5 @@ def _parse(tp: Any, raw: str, name: str) -> Any:
         if kind == "float":
             return float(raw)
     except ValueError:
-        raise ValueError(f"{_PREFIX}{name.upper()}={raw!r} is not a valid {kind}") from None
+        raise ValueError(f"{env_name(name)}={raw!r} is not a valid {kind}") from None
     return raw
