@@ -92,9 +92,10 @@ class TicketEvents:
                         msg = await ps.get_message(timeout=5.0)
                         if msg and msg["type"] == "message":
                             data = msg["data"]
-                            tid = data.decode() if isinstance(data, bytes) else str(data)
-                            for ev in self._waiters.get(tid, ()):
-                                ev.set()
+                            text = data.decode() if isinstance(data, bytes) else str(data)
+                            for tid in text.split():
+                                for ev in self._waiters.get(tid, ()):
+                                    ev.set()
             except asyncio.CancelledError:
                 raise
             except Exception as e:

@@ -9,7 +9,7 @@ Keys (single Redis/valkey node; scripts derive keys from ticket ids):
 - ``mm:p:<player>``  the ticket a player is queued with (one at a time)
 - ``mm:exp``      sorted set: ticket id by expiry time (ms)
 - ``mm:watch``    sorted set: ticket id by watcher deadline (ms)
-- channel ``mm:events``: a ticket id, published whenever that ticket ends
+- channel ``mm:events``: ticket ids (space-separated), published when tickets end
 - stream ``mm:bots``: one entry per match with bot seats, for the bot worker
 
 Ticket states: ``searching`` -> ``claimed`` (by one matchmaker, token in
@@ -20,22 +20,28 @@ Ticket states: ``searching`` -> ``claimed`` (by one matchmaker, token in
 from __future__ import annotations
 
 _FINISH = """
-local function finish(key, id, state, reason, ttl)
-  local member = redis.call('HGET', key, 'member')
-  for _, q in ipairs(cjson.decode(redis.call('HGET', key, 'queues'))) do
-    redis.call('ZREM', q, member)
+local ended = {}
+local clock = redis.call('TIME')
+local now_ms = clock[1] * 1000 + math.floor(clock[2] / 1000)
+local function finish(key, id, state, reason, ttl, in_queues)
+  local f = redis.call('HMGET', key, 'member', 'queues', 'players')
+  if in_queues then
+    for _, q in ipairs(cjson.decode(f[2])) do redis.call('ZREM', q, f[1]) end
   end
-  for _, p in ipairs(cjson.decode(redis.call('HGET', key, 'players'))) do
-    if redis.call('GET', 'mm:p:' .. p) == id then redis.call('DEL', 'mm:p:' .. p) end
+  for _, p in ipairs(cjson.decode(f[3])) do
+    local pk = 'mm:p:' .. p
+    if redis.call('GET', pk) == id then redis.call('DEL', pk) end
   end
   redis.call('ZREM', 'mm:exp', id)
   redis.call('ZREM', 'mm:watch', id)
-  local t = redis.call('TIME')
-  redis.call('HSET', key, 'state', state, 'reason', reason,
-             'ended_ms', t[1] * 1000 + math.floor(t[2] / 1000))
+  redis.call('HSET', key, 'state', state, 'reason', reason, 'ended_ms', now_ms)
   redis.call('HDEL', key, 'claim')
   redis.call('PEXPIRE', key, ttl)
-  redis.call('PUBLISH', 'mm:events', id)
+  ended[#ended + 1] = id
+end
+-- One message for every ticket a script ended: space-separated ids.
+local function publish_ended()
+  if #ended > 0 then redis.call('PUBLISH', 'mm:events', table.concat(ended, ' ')) end
 end
 """
 
@@ -71,7 +77,8 @@ local key = 'mm:t:' .. ARGV[1]
 local st = redis.call('HGET', key, 'state')
 if not st then return {0, 'missing'} end
 if st ~= 'searching' then return {0, st} end
-finish(key, ARGV[1], ARGV[2], ARGV[3], ARGV[4])
+finish(key, ARGV[1], ARGV[2], ARGV[3], ARGV[4], true)
+publish_ended()
 return {1, ARGV[2]}
 """
 )
@@ -87,10 +94,10 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', 'mm:exp', '-inf', now, 'LIMIT', 
   local key = 'mm:t:' .. id
   local st = redis.call('HGET', key, 'state')
   if st == 'searching' then
-    finish(key, id, 'expired', 'expired', ARGV[3]); done = done + 1
+    finish(key, id, 'expired', 'expired', ARGV[3], true); done = done + 1
   elseif st == 'claimed' then
     if tonumber(redis.call('HGET', key, 'expires_ms')) + tonumber(ARGV[2]) < now then
-      finish(key, id, 'expired', 'claim_timeout', ARGV[3]); done = done + 1
+      finish(key, id, 'expired', 'claim_timeout', ARGV[3], false); done = done + 1
     end
   else
     redis.call('ZREM', 'mm:exp', id)
@@ -100,30 +107,49 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', 'mm:watch', '-inf', now, 'LIMIT'
   local key = 'mm:t:' .. id
   local st = redis.call('HGET', key, 'state')
   if st == 'searching' then
-    finish(key, id, 'cancelled', 'watcher_lost', ARGV[3]); done = done + 1
+    finish(key, id, 'cancelled', 'watcher_lost', ARGV[3], true); done = done + 1
   elseif st ~= 'claimed' then
     redis.call('ZREM', 'mm:watch', id)
   end
 end
+publish_ended()
 return done
 """
 )
 
+# KEYS: queues. Answers one string per queue, "member\tscore\n..." (one bulk
+# string per queue parses far faster client-side than 2 per member).
+READ_QUEUES = """
+local out = {}
+for i, q in ipairs(KEYS) do
+  local rows = redis.call('ZRANGE', q, 0, -1, 'WITHSCORES')
+  local lines = {}
+  for j = 1, #rows, 2 do lines[#lines + 1] = rows[j] .. '\\t' .. rows[j + 1] end
+  out[i] = table.concat(lines, '\\n')
+end
+return out
+"""
+
 # KEYS[1]: the queue the groups were read from.
 # ARGV: now ms, claim token, groups json ([[member, ...], ...]).
-# Claims each group whole or not at all; answers 1/0 per group.
+# Claims each group whole or not at all. Answers json
+# {"ok": [1/0 per group], "tickets": {id: [players json, options json]}} with
+# what match creation needs of every claimed ticket.
 CLAIM = """
 local now = tonumber(ARGV[1])
 local res = {}
+local info = {}
+local any = false
 for gi, group in ipairs(cjson.decode(ARGV[3])) do
   local ok = 1
   for _, m in ipairs(group) do
     local key = 'mm:t:' .. string.match(m, '^[^|]+')
-    local st = redis.call('HGET', key, 'state')
+    local f = redis.call('HMGET', key, 'state', 'expires_ms')
+    local st = f[1]
     if st ~= 'searching' then
       ok = 0
       if st ~= 'claimed' then redis.call('ZREM', KEYS[1], m) end
-    elseif tonumber(redis.call('HGET', key, 'expires_ms')) <= now then
+    elseif tonumber(f[2]) <= now then
       ok = 0
     end
   end
@@ -131,14 +157,18 @@ for gi, group in ipairs(cjson.decode(ARGV[3])) do
     for _, m in ipairs(group) do
       local key = 'mm:t:' .. string.match(m, '^[^|]+')
       redis.call('HSET', key, 'state', 'claimed', 'claim', ARGV[2])
-      for _, q in ipairs(cjson.decode(redis.call('HGET', key, 'queues'))) do
+      local f = redis.call('HMGET', key, 'queues', 'players', 'opts')
+      for _, q in ipairs(cjson.decode(f[1])) do
         redis.call('ZREM', q, m)
       end
+      info[string.match(m, '^[^|]+')] = {f[2], f[3] or ''}
+      any = true
     end
   end
   res[gi] = ok
 end
-return res
+if not any then info = {_ = 0} end
+return cjson.encode({ok = res, tickets = info})
 """
 
 # ARGV: claim token, result ttl ms, matches json
@@ -152,10 +182,11 @@ local done = 0
 for _, m in ipairs(cjson.decode(ARGV[3])) do
   for _, id in ipairs(m.tickets) do
     local key = 'mm:t:' .. id
-    if redis.call('HGET', key, 'state') == 'claimed' and redis.call('HGET', key, 'claim') == ARGV[1] then
+    local f = redis.call('HMGET', key, 'state', 'claim')
+    if f[1] == 'claimed' and f[2] == ARGV[1] then
       redis.call('HSET', key, 'match_id', m.match_id, 'seats', cjson.encode(m.seats[id]),
                  'player_count', m.players, 'nbots', m.bots)
-      finish(key, id, 'matched', '', ARGV[2])
+      finish(key, id, 'matched', '', ARGV[2], false)
       done = done + 1
     end
   end
@@ -164,6 +195,7 @@ for _, m in ipairs(cjson.decode(ARGV[3])) do
                'game', m.game, 'bots', cjson.encode(m.bot_players))
   end
 end
+publish_ended()
 return done
 """
 )

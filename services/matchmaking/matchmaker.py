@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import dataclasses
 import random
-import time
 import uuid
 from dataclasses import dataclass
 
@@ -23,9 +22,8 @@ from services.matchmaking.pairing import Candidate, Group, form_groups
 from services.matchmaking.ports import MatchCreator
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import (
+    ClaimedTicket,
     MatchResult,
-    QueueEntry,
-    TicketRecord,
     TicketStore,
     now_ms,
     parse_queue_key,
@@ -83,7 +81,8 @@ class Matchmaker:
         queues = await self.store.read_queues(keys)
         token = f"{self.name}:{uuid.uuid4().hex[:12]}"
         taken: set[str] = set()
-        claimed: list[tuple[str, Group, dict[str, QueueEntry]]] = []  # (queue, group, entries)
+        claimed: list[tuple[str, Group]] = []
+        info: dict[str, ClaimedTicket] = {}
         seen = groups_n = 0
         # Larger matches first: a ticket accepting 2 or 4 players fills a 4 before a 2.
         for key in sorted(keys, key=lambda k: -parse_queue_key(k)[2]):
@@ -101,24 +100,23 @@ class Matchmaker:
             if not groups:
                 continue
             groups_n += len(groups)
-            ok = await self.store.claim(
+            res = await self.store.claim(
                 key, [[by_id[t.ticket_id].member for t in g.tickets] for g in groups], token, at
             )
-            for g, won in zip(groups, ok, strict=True):
+            info.update(res.tickets)
+            for g, won in zip(groups, res.won, strict=True):
                 if won:
                     taken.update(t.ticket_id for t in g.tickets)
-                    claimed.append((key, g, by_id))
+                    claimed.append((key, g))
         if not claimed:
             return RoundStats(seen, groups_n, 0, 0, 0, swept)
-        ids = [t.ticket_id for _, g, _ in claimed for t in g.tickets]
-        records = dict(zip(ids, await self.store.get_many(ids), strict=True))
         results = await asyncio.gather(
-            *(self._create(k, g, [records[t.ticket_id] for t in g.tickets]) for k, g, _ in claimed)
+            *(self._create(k, g, [info[t.ticket_id] for t in g.tickets]) for k, g in claimed)
         )
         made = [r for r in results if isinstance(r, MatchResult)]
         failed = [
             t.ticket_id
-            for (_, g, _), r in zip(claimed, results, strict=True)
+            for (_, g), r in zip(claimed, results, strict=True)
             if r is None
             for t in g.tickets
         ]
@@ -129,15 +127,13 @@ class Matchmaker:
         return RoundStats(seen, groups_n, len(claimed), len(made), len(claimed) - len(made), swept)
 
     async def _create(
-        self, queue: str, group: Group, tickets: list[TicketRecord | None]
+        self, queue: str, group: Group, tickets: list[ClaimedTicket]
     ) -> MatchResult | None:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
         owner: dict[str, str] = {}
         options_json = ""
         for rec in tickets:
-            if rec is None:  # expired from Redis under us: cannot happen while claimed
-                return None
             options_json = rec.options_json
             for p in rec.players:
                 players.append(p)
@@ -146,23 +142,14 @@ class Matchmaker:
         order = players + bots
         self._rng.shuffle(order)
         async with self._sem:
-            started = time.perf_counter()
             try:
                 created = await self.creator.create_match(game, order, options_json)
             except Exception as e:  # the match service said no or is down: release
                 log.warning("create_match_failed", game=game, players=n, error=str(e))
                 return None
-        seats: dict[str, dict[str, int]] = {rec.ticket_id: {} for rec in tickets if rec}
+        seats: dict[str, dict[str, int]] = {rec.ticket_id: {} for rec in tickets}
         for p in players:
             seats[owner[p]][p] = created.seats[p]
-        log.debug(
-            "match_made",
-            game=game,
-            match=created.match_id,
-            players=n,
-            bots=len(bots),
-            duration_ms=round((time.perf_counter() - started) * 1000, 2),
-        )
         metrics.MATCHES_MADE.labels(game, str(n)).inc()
         if bots:
             metrics.BOT_SEATS.labels(game).inc(len(bots))

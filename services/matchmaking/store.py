@@ -134,6 +134,21 @@ class QueueEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimedTicket:
+    ticket_id: str
+    players: tuple[str, ...]
+    options_json: str
+
+
+@dataclass(frozen=True, slots=True)
+class Claimed:
+    """Which groups were claimed, and the claimed tickets' players and options."""
+
+    won: list[bool]
+    tickets: dict[str, ClaimedTicket]
+
+
+@dataclass(frozen=True, slots=True)
 class MatchResult:
     """A created match, to be written to the tickets that make it."""
 
@@ -153,6 +168,7 @@ class TicketStore:
         self._end = client.register_script(lua.END)
         self._sweep = client.register_script(lua.SWEEP)
         self._claim = client.register_script(lua.CLAIM)
+        self._read_queues = client.register_script(lua.READ_QUEUES)
         self._finalize = client.register_script(lua.FINALIZE)
         self._release = client.register_script(lua.RELEASE)
 
@@ -247,30 +263,42 @@ class TicketStore:
 
     async def read_queues(self, keys: Sequence[str]) -> dict[str, list[QueueEntry]]:
         """Every queue's entries, in one round trip."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for k in keys:
-                pipe.zrange(k, 0, -1, withscores=True)
-            results = await pipe.execute()
-        return {
-            k: [QueueEntry.parse(_s(m), float(score)) for m, score in rows]
-            for k, rows in zip(keys, results, strict=True)
-        }
+        if not keys:
+            return {}
+        blobs = await self._read_queues(keys=list(keys), args=[])
+        out: dict[str, list[QueueEntry]] = {}
+        for k, blob in zip(keys, blobs, strict=True):
+            text = _s(blob)
+            entries = []
+            if text:
+                for line in text.split("\n"):
+                    member, score = line.split("\t")
+                    entries.append(QueueEntry.parse(member, float(score)))
+            out[k] = entries
+        return out
 
     async def claim(
         self, queue: str, groups: Sequence[Sequence[str]], token: str, at_ms: int | None = None
-    ) -> list[bool]:
+    ) -> Claimed:
         """Claim groups of members of ``queue``, each whole or not at all."""
         if not groups:
-            return []
-        res = await self._claim(
-            keys=[queue],
-            args=[
-                now_ms() if at_ms is None else at_ms,
-                token,
-                json.dumps([list(g) for g in groups]),
-            ],
+            return Claimed([], {})
+        res = json.loads(
+            await self._claim(
+                keys=[queue],
+                args=[
+                    now_ms() if at_ms is None else at_ms,
+                    token,
+                    json.dumps([list(g) for g in groups]),
+                ],
+            )
         )
-        return [int(x) == 1 for x in res]
+        tickets = {
+            tid: ClaimedTicket(tid, tuple(json.loads(players)), opts)
+            for tid, (players, opts) in res["tickets"].items()
+            if tid != "_"
+        }
+        return Claimed([int(x) == 1 for x in res["ok"]], tickets)
 
     async def finalize(self, token: str, matches: Iterable[MatchResult]) -> int:
         payload = [
