@@ -294,9 +294,9 @@ class TicketStore:
             )
         )
         tickets = {
-            tid: ClaimedTicket(tid, tuple(json.loads(players)), opts)
-            for tid, (players, opts) in res["tickets"].items()
-            if tid != "_"
+            tid: ClaimedTicket(tid, tuple(json.loads(fields[0])), fields[1])
+            for tid, fields in res["tickets"].items()
+            if tid != "_"  # cjson encodes an empty table as {}: the script adds "_"
         }
         return Claimed([int(x) == 1 for x in res["ok"]], tickets)
 

@@ -138,3 +138,30 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     assert stats.matches == 1
     recs = await store.get_many(ids)
     assert {r.state for r in recs} == {MATCHED} and len({r.match_id for r in recs}) == 1
+
+
+async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settings) -> None:
+    store = TicketStore(rclient, settings)
+    ids = [
+        await store.enqueue(NewTicket("dice_forge", (f"r{i}",), (2, 3), "", False, 25.0))
+        for i in range(6)
+    ]
+    recs = await store.get_many(ids)
+    members = {r.ticket_id: f"{r.ticket_id}|1|{r.created_ms}|0" for r in recs}
+    q2 = "mm:q:dice_forge:" + (await store.queues())[0].split(":")[3] + ":2"
+    q3 = q2[:-1] + "3"
+    pairs = [[members[ids[0]], members[ids[1]]], [members[ids[2]], members[ids[3]]]]
+    triple = [[members[ids[1]], members[ids[2]], members[ids[4]]]]
+    a, b, c = await asyncio.gather(
+        store.claim(q2, pairs, "a"), store.claim(q2, pairs, "b"), store.claim(q3, triple, "c")
+    )
+    # Each pair went to exactly one of a and b; the triple overlaps both pairs.
+    assert [x or y for x, y in zip(a.won, b.won, strict=True)] == [True, True]
+    assert not any(x and y for x, y in zip(a.won, b.won, strict=True))
+    assert c.won == [False]
+    claimed = {r.ticket_id: r.state for r in await store.get_many(ids)}
+    assert [claimed[t] for t in ids] == ["claimed"] * 4 + ["searching"] * 2
+    # A claimed ticket is in no queue any more; the others still are.
+    left = await store.read_queues([q2, q3])
+    assert {e.ticket_id for e in left[q2]} == {ids[4], ids[5]}
+    assert {e.ticket_id for e in left[q3]} == {ids[4], ids[5]}
