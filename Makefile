@@ -31,7 +31,7 @@ fmt: bootstrap
 	$(VENV)/bin/ruff format .
 
 bench: bootstrap
-	$(PY) -m bench.engine
+	$(PY) -m bench
 
 golden: bootstrap
 	$(PY) -m tests.golden.regenerate

@@ -1,0 +1,215 @@
+"""Errors to gRPC statuses, with ``google.rpc.ErrorInfo`` rich details.
+
+Every rejection a client can act on leaves a server as a status whose details
+hold an ``ErrorInfo`` with ``domain="tabletop"``, ``reason`` = a stable
+snake_case code (the engine error's ``code``: ``cell_taken``, ``not_your_turn``,
+``malformed_move``, ``unknown_game``, ...) and ``metadata["error"]`` = the
+error class. The mapping (one place, used by every service):
+
+==============================================  ====================
+error                                           status
+==============================================  ====================
+MalformedMove, UnknownSeat, ``InvalidArgument``  INVALID_ARGUMENT
+UnknownGame, ``NotFound``                       NOT_FOUND
+IllegalMove, NotYourTurn, GameOver,             FAILED_PRECONDITION
+``FailedPrecondition``
+``Aborted`` (stale expected version)            ABORTED
+``Unauthenticated`` / ``PermissionDenied``      UNAUTHENTICATED / PERMISSION_DENIED
+``Unavailable`` (a dependency is down)          UNAVAILABLE
+anything else (a bug)                           INTERNAL, logged with its traceback
+==============================================  ====================
+
+Servicers simply ``raise``; ``ErrorInterceptor`` turns the exception into the
+status. Clients read the details back with ``error_info(rpc_error)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from engine_core.errors import (
+    EngineError,
+    GameOver,
+    IllegalMove,
+    MalformedMove,
+    NotYourTurn,
+    UnknownSeat,
+)
+from engine_core.registry import UnknownGame
+from services.common.logging import as_async_iter, get_logger, wrap_handler
+
+__all__ = [
+    "DOMAIN",
+    "Aborted",
+    "ErrorInterceptor",
+    "FailedPrecondition",
+    "InvalidArgument",
+    "NotFound",
+    "PermissionDenied",
+    "ServiceError",
+    "Unauthenticated",
+    "Unavailable",
+    "abort",
+    "error_info",
+    "rich_status",
+    "status_of",
+]
+
+DOMAIN = "tabletop"
+_log = get_logger("errors")
+
+
+class ServiceError(Exception):
+    """A rejection raised by service code (not the engine), with its status.
+
+    ``reason`` is a stable snake_case code for clients to switch on,
+    ``message`` is for people, ``metadata`` adds string facts to ErrorInfo.
+    """
+
+    status: grpc.StatusCode = grpc.StatusCode.INTERNAL
+
+    def __init__(self, reason: str, message: str = "", **metadata: str) -> None:
+        self.reason = reason
+        self.message = message or reason
+        self.metadata = {k: str(v) for k, v in metadata.items()}
+        super().__init__(f"{reason}: {self.message}")
+
+
+class InvalidArgument(ServiceError):
+    status = grpc.StatusCode.INVALID_ARGUMENT
+
+
+class NotFound(ServiceError):
+    status = grpc.StatusCode.NOT_FOUND
+
+
+class FailedPrecondition(ServiceError):
+    status = grpc.StatusCode.FAILED_PRECONDITION
+
+
+class Aborted(ServiceError):
+    status = grpc.StatusCode.ABORTED
+
+
+class Unauthenticated(ServiceError):
+    status = grpc.StatusCode.UNAUTHENTICATED
+
+
+class PermissionDenied(ServiceError):
+    status = grpc.StatusCode.PERMISSION_DENIED
+
+
+class Unavailable(ServiceError):
+    status = grpc.StatusCode.UNAVAILABLE
+
+
+_ENGINE_STATUS: tuple[tuple[type[EngineError], grpc.StatusCode], ...] = (
+    (MalformedMove, grpc.StatusCode.INVALID_ARGUMENT),
+    (UnknownSeat, grpc.StatusCode.INVALID_ARGUMENT),
+    (NotYourTurn, grpc.StatusCode.FAILED_PRECONDITION),
+    (IllegalMove, grpc.StatusCode.FAILED_PRECONDITION),
+    (GameOver, grpc.StatusCode.FAILED_PRECONDITION),
+)
+
+
+def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, str, Mapping[str, str]]:
+    """``(status, reason, message, metadata)`` for an exception."""
+    if isinstance(exc, ServiceError):
+        return exc.status, exc.reason, exc.message, exc.metadata
+    if isinstance(exc, EngineError):
+        for cls, code in _ENGINE_STATUS:
+            if isinstance(exc, cls):
+                return code, exc.code, exc.message, {"error": cls.__name__}
+        return grpc.StatusCode.FAILED_PRECONDITION, exc.code, exc.message, {"error": "EngineError"}
+    if isinstance(exc, UnknownGame):
+        return grpc.StatusCode.NOT_FOUND, "unknown_game", str(exc), {"game": exc.name}
+    return grpc.StatusCode.INTERNAL, "internal", "internal error", {}
+
+
+def rich_status(
+    code: grpc.StatusCode, reason: str, message: str, metadata: Mapping[str, str] | None = None
+) -> grpc.Status:
+    """A ``grpc.Status`` carrying ``google.rpc.Status`` with one ErrorInfo."""
+    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata or {}))
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    return rpc_status.to_status(
+        status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    )
+
+
+async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
+    """End the RPC with the status for ``exc`` (raises ``grpc.aio.AbortError``)."""
+    code, reason, message, metadata = status_of(exc)
+    if code is grpc.StatusCode.INTERNAL:
+        _log.error("unhandled_error", exc_info=exc)
+    await context.abort_with_status(rich_status(code, reason, message, metadata))
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+def error_info(error: grpc.RpcError | grpc.aio.AioRpcError) -> error_details_pb2.ErrorInfo | None:
+    """The ErrorInfo of a failed call (client side), or None if it has none."""
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    if status is None:
+        return None
+    for detail in status.details:
+        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+# ------------------------------------------------------------ interceptor
+_PASS_THROUGH = (grpc.aio.AbortError, grpc.aio.UsageError)
+
+
+class ErrorInterceptor(grpc.aio.ServerInterceptor):
+    """Turns exceptions raised by handlers into rich statuses (see the table).
+
+    Put it after ``LoggingInterceptor`` so the log line sees the final status.
+    """
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        return wrap_handler(handler, _mapped)
+
+
+def _mapped(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
+    if streaming:
+
+        async def stream(request_or_iterator: Any, context: Any) -> AsyncIterator[Any]:
+            try:
+                async for item in as_async_iter(behavior(request_or_iterator, context)):
+                    yield item
+            except _PASS_THROUGH:
+                raise
+            except Exception as e:
+                await abort(context, e)
+
+        return stream
+
+    async def unary(request_or_iterator: Any, context: Any) -> Any:
+        try:
+            return await behavior(request_or_iterator, context)
+        except _PASS_THROUGH:
+            raise
+        except Exception as e:
+            await abort(context, e)
+
+    return unary

