@@ -165,10 +165,11 @@ def test_compose_containers_are_hardened_and_pinned() -> None:
         assert tag and tag != "latest", name
 
 
-def test_compose_sets_the_same_settings_as_kubernetes() -> None:
+@pytest.mark.parametrize("service", SERVICES)
+def test_compose_sets_the_same_settings_as_kubernetes(service: str) -> None:
     objs = render("prod")
-    (c,) = pod_template(one(objs, "Deployment", "match"))["spec"]["containers"]
+    (c,) = pod_template(one(objs, "Deployment", service))["spec"]["containers"]
     configmap = one(objs, "ConfigMap", c["envFrom"][0]["configMapRef"]["name"])
     k8s_names = set(configmap["data"]) | {e["name"] for e in c["env"]}
-    compose_names = set(_compose()["services"]["match"]["environment"])
+    compose_names = set(_compose()["services"][service]["environment"])
     assert compose_names == k8s_names

@@ -46,6 +46,8 @@ GRPC_SERVICES = {
     "match": "tabletop.match.v1.MatchService",
     "matchmaking": "tabletop.matchmaking.v1.MatchmakingService",
 }
+# The services that serve Prometheus metrics (the rules service has none yet).
+METRICS = ("match", "matchmaking", "bots")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
@@ -221,16 +223,23 @@ def _container(objs, name):  # type: ignore[no-untyped-def]
     return next(c for c in containers(objs) if c.workload["metadata"]["name"] == name)
 
 
+# Which container calls which gRPC service, through which variable.
+GRPC_TARGETS = [
+    ("match", "TABLETOP_RULES_ADDR", "rules"),
+    ("matchmaking", "TABLETOP_MATCH_SERVICE", "match"),
+    ("bots", "TABLETOP_MATCH_TARGET", "match"),
+]
+
+
 @overlay
-@pytest.mark.parametrize(
-    ("variable", "service"),
-    [("TABLETOP_RULES_TARGET", "rules"), ("TABLETOP_MATCH_TARGET", "match")],
-)
-def test_grpc_targets_resolve_to_every_pod(overlay: str, variable: str, service: str) -> None:
+@pytest.mark.parametrize(("client", "variable", "service"), GRPC_TARGETS)
+def test_grpc_targets_resolve_to_every_pod(
+    overlay: str, client: str, variable: str, service: str
+) -> None:
     """Service-to-service calls go to `dns:///` names of headless Services, so
     the client's round_robin policy sees (and spreads over) every pod."""
     objs = render(overlay)
-    env = env_of(_container(objs, "match"), objs)
+    env = env_of(_container(objs, client), objs)
     m = re.fullmatch(
         r"dns:///([a-z0-9-]+)\.([a-z0-9-]+)\.svc(?:\.cluster\.local)?:(\d+)", env[variable]
     )
@@ -244,6 +253,8 @@ def test_grpc_targets_resolve_to_every_pod(overlay: str, variable: str, service:
     assert selector_matches(
         {"matchLabels": svc["spec"]["selector"]}, pod_template(deployment)["metadata"]["labels"]
     )
+    (c,) = pod_template(deployment)["spec"]["containers"]
+    assert port in [p["containerPort"] for p in c["ports"]]
 
 
 @overlay
@@ -297,11 +308,14 @@ def test_prod_carries_no_secret_values() -> None:
 @overlay
 def test_services_share_one_settings_map(overlay: str) -> None:
     objs = render(overlay)
+    maps = set()
     for name in SERVICES:
-        env = env_of(_container(objs, name), objs)
-        assert env["TABLETOP_GRPC_PORT"] == "50051"
-        assert env["TABLETOP_METRICS_PORT"] == "9090"
+        c = _container(objs, name)
+        (src,) = c.spec["envFrom"]
+        maps.add(src["configMapRef"]["name"])
+        env = env_of(c, objs)
         assert env["TABLETOP_LOG_FORMAT"] in ("json", "console")
+    assert len(maps) == 1
 
 
 # ---------------------------------------------------------------- NATS cluster
@@ -323,16 +337,23 @@ def test_nats_is_a_three_node_jetstream_cluster(overlay: str) -> None:
     routes = re.findall(r"nats://([a-z0-9.-]+):6222", conf)
     service = sts["spec"]["serviceName"]
     assert sorted(routes) == [f"nats-{i}.{service}" for i in range(replicas)]
-    # Clients know every node (they reconnect to another one on failure).
-    env = env_of(_container(objs, "match"), objs)
-    urls = env["TABLETOP_NATS_URL"].split(",")
-    assert sorted(urls) == [f"nats://nats-{i}.{service}:4222" for i in range(replicas)]
+    # Clients reach any node through the client Service (and learn the others
+    # from the cluster, to reconnect to on failure).
+    for name in ("match", "matchmaking"):
+        env = env_of(_container(objs, name), objs)
+        m = re.fullmatch(r"nats://([a-z0-9-]+):(\d+)", env["TABLETOP_NATS_URL"])
+        assert m, env["TABLETOP_NATS_URL"]
+        client_svc = one(objs, "Service", m.group(1))
+        assert selector_matches(
+            {"matchLabels": client_svc["spec"]["selector"]}, pod_template(sts)["metadata"]["labels"]
+        )
+        assert int(m.group(2)) in [p["port"] for p in client_svc["spec"]["ports"]]
 
 
 def test_the_matches_stream_has_three_replicas_in_prod() -> None:
     objs = render("prod")
     env = env_of(_container(objs, "match"), objs)
-    assert env["TABLETOP_STREAM_REPLICAS"] == "3"
+    assert env["TABLETOP_MATCH_STREAM_REPLICAS"] == "3"
     assert one(objs, "StatefulSet", "nats")["spec"]["replicas"] >= 3
 
 
@@ -340,7 +361,7 @@ def test_the_matches_stream_has_three_replicas_in_prod() -> None:
 def test_stream_replicas_fit_the_cluster(overlay: str) -> None:
     objs = render(overlay)
     env = env_of(_container(objs, "match"), objs)
-    replicas = int(env["TABLETOP_STREAM_REPLICAS"])
+    replicas = int(env["TABLETOP_MATCH_STREAM_REPLICAS"])
     assert replicas in (1, 3, 5)  # JetStream wants an odd count
     assert replicas <= one(objs, "StatefulSet", "nats")["spec"]["replicas"]
 
@@ -436,8 +457,8 @@ def _reachers(overlay: str, target: str, port: int) -> set[str]:
 
 
 @overlay
-def test_only_the_match_service_reaches_nats(overlay: str) -> None:
-    assert _reachers(overlay, "nats", 4222) == {"match", "nats"}
+def test_only_match_and_matchmaking_reach_nats(overlay: str) -> None:
+    assert _reachers(overlay, "nats", 4222) == {"match", "matchmaking", "nats"}
     assert _reachers(overlay, "nats", 6222) == {"nats"}  # routes
 
 
@@ -456,7 +477,8 @@ def test_public_apis_and_metrics_are_reachable(overlay: str) -> None:
     for name in ("match", "matchmaking"):
         assert {"internet", "bots"} <= _reachers(overlay, name, 50051)
     for name in SERVICES:
-        assert _reachers(overlay, name, 9090) == {"monitoring"}
+        if name in METRICS:
+            assert _reachers(overlay, name, 9090) == {"monitoring"}
 
 
 def test_the_policy_model_is_not_trivially_permissive() -> None:
