@@ -226,7 +226,7 @@ def _container(objs, name):  # type: ignore[no-untyped-def]
 # Which container calls which gRPC service, through which variable.
 GRPC_TARGETS = [
     ("match", "TABLETOP_RULES_ADDR", "rules"),
-    ("matchmaking", "TABLETOP_MATCH_SERVICE", "match"),
+    ("matchmaking", "TABLETOP_MATCH_ADDR", "match"),
     ("bots", "TABLETOP_MATCH_TARGET", "match"),
 ]
 

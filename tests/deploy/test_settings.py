@@ -10,11 +10,9 @@ sets is one that the code reads (a typo would be silently ignored otherwise).
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import math
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,24 +39,39 @@ def _settings_class(name: str) -> type:
     return classes[0]
 
 
-def _sources(name: str) -> str:
-    files = [
-        *(ROOT / "services" / name).rglob("*.py"),
-        *(ROOT / "services" / "common").glob("*.py"),
-    ]
-    return "\n".join(Path(f).read_text() for f in files)
+class _RecordingEnv(dict):  # type: ignore[type-arg]
+    """An environment that remembers which names were looked up."""
+
+    def __init__(self, values: dict[str, str]) -> None:
+        super().__init__(values)
+        self.asked: set[str] = set()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        self.asked.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: Any) -> Any:
+        self.asked.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.asked.add(str(key))
+        return super().__contains__(key)
 
 
-def known_variables(name: str) -> set[str]:
-    """Every ``TABLETOP_*`` name the service's code reads: the literal names
-    in its package and services/common, and ``<PREFIX><FIELD>`` for settings
-    read by prefix (``PREFIX = "TABLETOP_RULES_"``)."""
-    text = _sources(name)
-    names = set(re.findall(r"\bTABLETOP_[A-Z0-9_]*[A-Z0-9]\b", text))
-    prefixes = set(re.findall(r"=\s*\"(TABLETOP_(?:[A-Z0-9]+_)*)\"", text))
-    fields = [f.name.upper() for f in dataclasses.fields(_settings_class(name))]
-    names |= {p + f for p in prefixes for f in fields}
-    return names
+def _logging_variables() -> set[str]:
+    """What the one logging module (used by every service) reads."""
+    text = (ROOT / "services" / "common" / "logging.py").read_text()
+    return set(re.findall(r"\bTABLETOP_[A-Z0-9_]*[A-Z0-9]\b", text))
+
+
+def known_variables(name: str, env: dict[str, str] | None = None) -> set[str]:
+    """Every ``TABLETOP_*`` name the service reads at start-up: the names its
+    settings object looks up (recorded while it is built from ``env``) and
+    those of the shared logging module."""
+    recording = _RecordingEnv(env or {})
+    _settings_class(name).from_env(recording)
+    return {k for k in recording.asked if k.startswith("TABLETOP_")} | _logging_variables()
 
 
 def _pod_env(overlay: str, name: str) -> tuple[Any, dict[str, str]]:
@@ -86,8 +99,8 @@ def _port(c: Any, name: str) -> int | None:
 @overlay
 @service
 def test_every_variable_set_for_a_service_is_read_by_it(overlay: str, name: str) -> None:
-    c, _ = _pod_env(overlay, name)
-    known = known_variables(name)
+    c, env = _pod_env(overlay, name)
+    known = known_variables(name, env)
     own = {e["name"] for e in c.spec.get("env", []) if e["name"].startswith("TABLETOP_")}
     assert own <= known, f"{name} does not read {sorted(own - known)}"
 
@@ -100,7 +113,7 @@ def test_every_shared_setting_is_read_by_someone(overlay: str) -> None:
     known: set[str] = set()
     for name in SERVICES:
         if (ROOT / "services" / name / "settings.py").exists():
-            known |= known_variables(name)
+            known |= known_variables(name, _pod_env(overlay, name)[1])
     if not known:
         pytest.skip("no service settings in this tree yet")
     assert set(shared) <= known, sorted(set(shared) - known)
@@ -163,7 +176,7 @@ def test_matchmaking_settings(overlay: str) -> None:
     cls = _settings_class("matchmaking")
     _, env = _pod_env(overlay, "matchmaking")
     s = cls.from_env(env)
-    assert s.match_service.startswith("dns:///")
+    assert s.match_addr.startswith("dns:///")
     assert s.redis_url == env["TABLETOP_REDIS_URL"]
     assert s.nats_url == env["TABLETOP_NATS_URL"]
     assert s.jwt_secret
