@@ -110,12 +110,13 @@ def test_every_shared_setting_is_read_by_someone(overlay: str) -> None:
     objs = render(overlay)
     c = next(c for c in containers(objs) if c.workload["metadata"]["name"] == "match")
     shared = one(objs, "ConfigMap", c.spec["envFrom"][0]["configMapRef"]["name"])["data"]
+    missing = [n for n in ("match", "matchmaking") if not (ROOT / "services" / n).is_dir()]
+    if missing:
+        pytest.skip(f"the NATS and Redis clients {missing} are not in this tree yet")
     known: set[str] = set()
     for name in SERVICES:
         if (ROOT / "services" / name / "settings.py").exists():
             known |= known_variables(name, _pod_env(overlay, name)[1])
-    if not known:
-        pytest.skip("no service settings in this tree yet")
     assert set(shared) <= known, sorted(set(shared) - known)
 
 
@@ -146,6 +147,16 @@ def test_shutdown_fits_the_termination_grace_period(overlay: str, name: str) -> 
     budget = c.pod["terminationGracePeriodSeconds"]
     # A few seconds left for closing connections after the server stopped.
     assert pause + drain + grace + 5 <= budget, (pause, drain, grace, budget)
+
+
+@overlay
+def test_rules_connections_age_so_new_pods_get_calls(overlay: str) -> None:
+    cls = _settings_class("rules")
+    _, env = _pod_env(overlay, "rules")
+    config = cls.from_env(env).server_config()
+    assert config.max_connection_age_seconds is not None
+    assert 10 <= config.max_connection_age_seconds <= 600
+    assert config.max_connection_age_grace_seconds <= config.grace_seconds
 
 
 @overlay
