@@ -646,6 +646,7 @@ def opts_trade(s: State, seat: Seat) -> list[Any]:
         out.append(ConfirmTrade())
         if t.mode == "deck":
             out.extend(ConfirmTrade(take=k) for k in kinds(s.res_discard + t.give))
+    out.append(EndTrade())  # legal whenever no answer is pending: drops an unsent trade
     return out
 
 
