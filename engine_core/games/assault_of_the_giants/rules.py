@@ -9,7 +9,7 @@ from itertools import combinations
 from typing import Any
 
 from engine_core.errors import IllegalMove
-from engine_core.flow import Phase, Phases
+from engine_core.flow import Phase, Phases, next_seat
 from engine_core.games.assault_of_the_giants import data as D
 from engine_core.games.assault_of_the_giants.events import (
     ArcaneConverted,
@@ -887,7 +887,7 @@ def end_command(ctx: Ctx) -> None:
         if not s.endgame and rnd >= D.ROUND_LIMIT:
             ctx.emit(StageBegan(stage="endgame", final_round=rnd + 1))
         rnd += 1
-    ctx.emit(TurnBegan(seat=(seat + 1) % n, round=rnd))
+    ctx.emit(TurnBegan(seat=next_seat(seat, n), round=rnd))
 
 
 def board_ov(s: State, seat: Seat) -> int:
@@ -1033,7 +1033,7 @@ def do_declare(ctx: Ctx, seat: Seat, m: DeclareBattle) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.target, kind="giants", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.target),
     ))  # fmt: skip
 
@@ -1462,7 +1462,7 @@ def do_gs_attack(ctx: Ctx, seat: Seat, m: GsAttack) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.region, kind="slayers", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.region),
     ))  # fmt: skip
     for u in m.slayers:
