@@ -82,9 +82,7 @@ def test_the_round_limit_starts_the_endgame_and_round_31_is_the_last() -> None:
     last = (s.start_seat - 1) % 3
     s = replace(s, round=30, active=last, phase="turn")
     s, ev = act(s, last, M.PlayCommand(command="rest"))
-    assert [(e.stage, e.final_round) for e in ev if isinstance(e, StageBegan)] == [
-        ("endgame", 31)
-    ]
+    assert [(e.stage, e.final_round) for e in ev if isinstance(e, StageBegan)] == [("endgame", 31)]
     for _ in range(3):
         assert s.outcome is None and s.round == 31
         p = s.active
