@@ -32,6 +32,7 @@ from engine_core.games.dice_forge.events import (
     ExtraActionTaken,
     FaceBought,
     FaceForged,
+    FacesApplied,
     FeatPerformed,
     GameEnded,
     GameStarted,
@@ -521,6 +522,7 @@ def expand_bless(ctx: Ctx, seat: int, t: Bless) -> None:
     """Turn a fully chosen blessing into gains, ships, Boar rewards and Cerberus."""
     ctx.lanes[seat].pop(0)
     eff = t.eff
+    ctx.emit(FacesApplied(seat=seat, faces=eff, options=t.picks, kind=t.kind))
     loss = t.kind == "minotaur"
     total = [0, 0, 0, 0]
     ships: list = []
