@@ -42,7 +42,7 @@ from engine_core.errors import (
     UnknownSeat,
 )
 from engine_core.registry import UnknownGame
-from services.common.logging import as_async_iter, get_logger, wrap_handler
+from services.common.logging import as_async_iter, bind, get_logger, wrap_handler
 
 __all__ = [
     "DOMAIN",
@@ -147,6 +147,7 @@ def rich_status(
 async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
     """End the RPC with the status for ``exc`` (raises ``grpc.aio.AbortError``)."""
     code, reason, message, metadata = status_of(exc)
+    bind(reason=reason)
     if code is grpc.StatusCode.INTERNAL:
         _log.error("unhandled_error", exc_info=exc)
     await context.abort_with_status(rich_status(code, reason, message, metadata))

@@ -27,7 +27,7 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, TextIO
 
 import grpc
 import structlog
@@ -40,14 +40,20 @@ QUIET_PREFIXES: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
 
 
 def configure_logging(
-    *, service: str, level: str | int | None = None, fmt: str | None = None
+    *,
+    service: str,
+    level: str | int | None = None,
+    fmt: str | None = None,
+    stream: TextIO | None = None,
 ) -> None:
     """Set structlog (and the stdlib root logger) up for a service process.
 
     ``level`` defaults to ``TABLETOP_LOG_LEVEL`` or INFO; ``fmt`` to
     ``TABLETOP_LOG_FORMAT`` or json/console by whether stdout is a terminal.
-    Safe to call again (tests, worker processes).
+    Lines go to ``stream`` (default: ``sys.stdout``). Safe to call again
+    (tests, worker processes).
     """
+    stream = stream or sys.stdout
     level = level or os.environ.get("TABLETOP_LOG_LEVEL", "INFO")
     if isinstance(level, str):
         level = logging.getLevelNamesMapping().get(level.upper(), logging.INFO)
@@ -59,7 +65,7 @@ def configure_logging(
     renderer: Any = (
         structlog.processors.JSONRenderer()
         if fmt == "json"
-        else structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty())
+        else structlog.dev.ConsoleRenderer(colors=stream.isatty())
     )
     structlog.configure(
         processors=[
@@ -71,7 +77,7 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(sys.stdout),
+        logger_factory=structlog.PrintLoggerFactory(stream),
         cache_logger_on_first_use=False,
     )
     structlog.contextvars.clear_contextvars()

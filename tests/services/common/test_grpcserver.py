@@ -2,6 +2,7 @@
 graceful shutdown. A tiny raw-bytes service stands in for a real one."""
 
 import asyncio
+import io
 import json
 
 import grpc
@@ -20,7 +21,9 @@ NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
 
 
 async def _echo(request: bytes, context) -> bytes:
-    bind(game="echo", seat=int(request[:1] or b"0") if request[:1].isdigit() else None)
+    bind(game="echo")
+    if request[:1].isdigit():
+        bind(seat=int(request[:1]))
     match request:
         case b"illegal":
             raise IllegalMove("cell_taken", "cell 4 already holds X")
@@ -58,9 +61,32 @@ def _register(servicer, server):
     )
 
 
+class LogLines:
+    """The JSON log lines written since the last ``take()``."""
+
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+
+    def take(self) -> list[dict]:
+        text = self.buffer.getvalue()
+        self.buffer.seek(0)
+        self.buffer.truncate()
+        return [json.loads(line) for line in text.splitlines()]
+
+    def rpc(self) -> list[dict]:
+        return [line for line in self.take() if line["event"] == "rpc"]
+
+
 @pytest.fixture
-async def server():
-    configure_logging(service="test", fmt="json", level="INFO")
+def logs():
+    lines = LogLines()
+    configure_logging(service="test", fmt="json", level="INFO", stream=lines.buffer)
+    yield lines
+    configure_logging(service="test")
+
+
+@pytest.fixture
+async def server(logs):
     srv = GrpcServer(ServerConfig(host="127.0.0.1", port=0, max_message_bytes=64 * 1024))
     srv.add_service(_register, None, SERVICE)
     await srv.start()
@@ -74,22 +100,20 @@ async def channel(server):
         yield ch
 
 
-def _lines(capsys):
-    return [
-        json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")
-    ]
-
-
-async def test_ok_call_logs_one_line_with_bound_fields(channel, capsys):
+async def test_ok_call_logs_one_line_with_bound_fields(channel, logs):
     echo = channel.unary_unary(f"/{SERVICE}/Echo")
-    capsys.readouterr()
+    logs.take()
     assert await echo(b"1hello") == b"1hello"
-    rpc = [line for line in _lines(capsys) if line["event"] == "rpc"]
+    rpc = logs.rpc()
     assert len(rpc) == 1
     assert rpc[0]["method"] == f"/{SERVICE}/Echo"
     assert rpc[0]["code"] == "OK"
     assert rpc[0]["game"] == "echo" and rpc[0]["seat"] == 1
     assert rpc[0]["duration_ms"] >= 0
+    # fields bound by one call do not leak into the next call's line
+    assert await echo(b"x") == b"x"
+    (second,) = logs.rpc()
+    assert "seat" not in second and second["game"] == "echo"
 
 
 @pytest.mark.parametrize(
@@ -102,22 +126,23 @@ async def test_ok_call_logs_one_line_with_bound_fields(channel, capsys):
         (b"bug", grpc.StatusCode.INTERNAL, "internal"),
     ],
 )
-async def test_errors_become_rich_statuses(channel, capsys, payload, code, reason):
+async def test_errors_become_rich_statuses(channel, logs, payload, code, reason):
     echo = channel.unary_unary(f"/{SERVICE}/Echo")
-    capsys.readouterr()
+    logs.take()
     with pytest.raises(grpc.aio.AioRpcError) as e:
         await echo(payload)
     assert e.value.code() == code
     info = error_info(e.value)
     assert info is not None and info.domain == "tabletop" and info.reason == reason
     assert "secret internals" not in (e.value.details() or "")
-    rpc = [line for line in _lines(capsys) if line["event"] == "rpc"]
-    assert [line["code"] for line in rpc] == [code.name]
+    rpc = logs.rpc()
+    assert [(line["code"], line["reason"]) for line in rpc] == [(code.name, reason)]
     # and the server still answers
     assert await echo(b"ok") == b"ok"
 
 
-async def test_streaming_errors_and_log(channel, capsys):
+async def test_streaming_errors_and_log(channel, logs):
+    logs.take()
     count = channel.unary_stream(f"/{SERVICE}/Count")
     assert [m async for m in count(b"2")] == [b"0", b"1"]
     call = count(b"3")
@@ -128,7 +153,7 @@ async def test_streaming_errors_and_log(channel, capsys):
     assert got == [b"0", b"1", b"2"]
     assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert error_info(e.value).reason == "too_many"
-    codes = [line["code"] for line in _lines(capsys) if line["event"] == "rpc"]
+    codes = [line["code"] for line in logs.rpc()]
     assert codes == ["OK", "FAILED_PRECONDITION"]
 
 
@@ -147,8 +172,7 @@ async def test_health_serving_then_not_serving_on_stop(channel):
         assert reply.status == SERVING
 
 
-async def test_stop_reports_not_serving_before_refusing_calls():
-    configure_logging(service="test", fmt="json")
+async def test_stop_reports_not_serving_before_refusing_calls(logs):
     srv = GrpcServer(ServerConfig(host="127.0.0.1", port=0, drain_seconds=0.5, grace_seconds=2))
     srv.add_service(_register, None, SERVICE)
     await srv.start()

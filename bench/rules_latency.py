@@ -1,0 +1,121 @@
+"""``ApplyMove`` latency of the rules service: sequential calls, one worker.
+
+A real ``python -m services.rules --workers 1`` process on a free port; the
+client is a plain synchronous stub on one channel (as the gRPC echo baseline
+in ``bench.grpc_echo``), so ``p50 / echo p50`` is the cost of the rules call
+over the transport alone. The moves are random playouts decided in-process
+first (``engine_core.testing.playout``); only the ``ApplyMove`` calls that
+replay them are timed, each carrying the state the previous call returned.
+
+    python -m bench.rules_latency [--samples N] [--game ID ...] [--no-echo]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+import grpc
+
+from bench.stats import summary_ms
+from engine_core.registry import default_registry
+from engine_core.testing import move_entropy, playout, setup_entropy
+from services.common.codecs import to_json
+from services.rules.process import RulesProcess
+from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+
+DEFAULT_GAMES = ("tic_tac_toe", "dice_forge")
+
+
+def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[str, Any]:
+    """Replay seeded random playouts through ``ApplyMove`` until ``samples`` timed calls."""
+    game = default_registry().get(game_id)
+    players = game.min_players
+    timed: list[int] = []
+    state_sizes: list[int] = []
+    seed = 0
+    while len(timed) < samples:
+        seed += 1
+        played = playout(game, players, seed)
+        new = stub.NewGame(
+            rules_pb2.NewGameRequest(game=game_id, players=players, entropy=setup_entropy(seed)),
+            timeout=10,
+        )
+        state = new.state
+        for step in played.steps:
+            request = rules_pb2.ApplyMoveRequest(
+                game=game_id,
+                state=state,
+                seat=step.seat,
+                move=to_json(step.move).decode(),
+                entropy=move_entropy(seed, step.index),
+            )
+            t = time.perf_counter_ns()
+            reply = stub.ApplyMove(request, timeout=10)
+            elapsed = time.perf_counter_ns() - t
+            state = reply.state
+            if warmup > 0:
+                warmup -= 1
+                continue
+            timed.append(elapsed)
+            state_sizes.append(len(state))
+            if len(timed) >= samples:
+                break
+    return {
+        "game": game_id,
+        "players": players,
+        "playouts": seed,
+        "mean_state_bytes": round(sum(state_sizes) / len(state_sizes)),
+        **summary_ms(timed),
+    }
+
+
+def run(samples: int = 2000, games: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+    registry = default_registry()
+    wanted = [g for g in (games or DEFAULT_GAMES) if g in registry]
+    results = []
+    with (
+        RulesProcess(workers=1, env={"TABLETOP_LOG_LEVEL": "WARNING"}) as proc,
+        grpc.insecure_channel(proc.address) as channel,
+    ):
+        stub = rules_pb2_grpc.RulesServiceStub(channel)
+        for game_id in wanted:
+            results.append(measure(stub, game_id, samples))
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.rules_latency", description=__doc__)
+    parser.add_argument("--samples", type=int, default=2000)
+    parser.add_argument(
+        "--game", action="append", help="game id (default: tic_tac_toe, dice_forge)"
+    )
+    parser.add_argument("--no-echo", action="store_true", help="skip the gRPC echo baseline")
+    args = parser.parse_args(argv)
+    results = run(args.samples, tuple(args.game) if args.game else None)
+    out: dict[str, Any] = {"apply_move": results}
+    if not args.no_echo:
+        from bench import grpc_echo
+
+        echo = grpc_echo.run(calls=args.samples)
+        out["grpc_echo"] = echo
+        for r in results:
+            r["p50_over_echo_p50"] = r["p50_ms"] / echo["p50_ms"]
+    for r in results:
+        print(
+            f"ApplyMove {r['game']} ({r['players']}p): n={r['n']} p50 {r['p50_ms']:.3f} ms, "
+            f"p99 {r['p99_ms']:.3f} ms, mean {r['mean_ms']:.3f} ms, "
+            f"state ~{r['mean_state_bytes']} B"
+        )
+    if "grpc_echo" in out:
+        e = out["grpc_echo"]
+        print(f"gRPC echo 4 KB baseline: p50 {e['p50_ms']:.3f} ms, p99 {e['p99_ms']:.3f} ms")
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

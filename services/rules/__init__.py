@@ -1,0 +1,1 @@
+"""The rules service: the stateless gRPC face of ``engine_core``."""

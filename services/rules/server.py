@@ -1,0 +1,152 @@
+"""Running the rules service: one process, or N worker processes on one port.
+
+The engine is CPU-bound Python, so one process uses one core. ``--workers N``
+starts N *spawned* processes (fresh interpreters: gRPC is only ever started in
+the children, so nothing gRPC-related crosses a fork), each listening on the
+same port with ``SO_REUSEPORT``; the kernel spreads connections over them. The
+parent reserves the port (so ``port=0`` still means one free port for all),
+waits until every worker is listening, prints the port, restarts a worker that
+dies, and forwards SIGTERM/SIGINT so each worker drains gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from services.common.grpcserver import GrpcServer
+from services.common.logging import configure_logging, get_logger
+from services.rules.settings import RulesSettings
+
+_log = get_logger("rules")
+
+
+def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcServer:
+    """A rules server, not started (tests start it on port 0)."""
+    from services.rules.servicer import SERVICE_NAME, RulesServicer
+    from tabletop.rules.v1 import rules_pb2_grpc
+
+    server = GrpcServer(settings.server_config(reuse_port=reuse_port))
+    server.add_service(
+        rules_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer(settings), SERVICE_NAME
+    )
+    return server
+
+
+async def serve(
+    settings: RulesSettings,
+    *,
+    reuse_port: bool = False,
+    on_listening: Callable[[int], None] | None = None,
+) -> None:
+    """Run one server until SIGTERM/SIGINT, then stop gracefully."""
+    server = build_server(settings, reuse_port=reuse_port)
+    port = await server.start()
+    if on_listening is not None:
+        on_listening(port)
+    await server.wait_for_shutdown()
+
+
+# ----------------------------------------------------------------- workers
+def _worker_main(settings: RulesSettings, index: int, ready: Any) -> None:
+    """Entry point of a spawned worker process."""
+    configure_logging(service="rules")
+    from structlog.contextvars import bind_contextvars
+
+    bind_contextvars(worker=index)
+    asyncio.run(serve(settings, reuse_port=True, on_listening=ready.put))
+
+
+def _reserve_port(host: str, port: int) -> socket.socket:
+    """A bound (not listening) SO_REUSEPORT socket holding the port for the workers."""
+    bare = host.strip("[]")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((bare, port))
+    return sock
+
+
+def run_workers(settings: RulesSettings, workers: int) -> int:
+    """Supervise ``workers`` server processes on one port until signalled."""
+    ctx = multiprocessing.get_context("spawn")
+    reservation = _reserve_port(settings.host, settings.port)
+    port = reservation.getsockname()[1]
+    worker_settings = settings.with_(port=port)
+    ready = ctx.Queue()
+    stopping = False
+
+    def start(index: int) -> Any:
+        p = ctx.Process(
+            target=_worker_main, args=(worker_settings, index, ready), name=f"rules-worker-{index}"
+        )
+        p.start()
+        return p
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for p in procs:
+            if p.is_alive() and p.pid is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p.pid, signal.SIGTERM)
+
+    procs = [start(i) for i in range(workers)]
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    started = 0
+    while started < workers and not stopping:
+        with contextlib.suppress(Exception):
+            ready.get(timeout=0.2)
+            started += 1
+        if any(p.exitcode is not None for p in procs) and not stopping:
+            _log.error("worker_failed_to_start")
+            on_signal(signal.SIGTERM, None)
+    reservation.close()
+    if not stopping:
+        _log.info("listening", port=port, workers=workers)
+        print(
+            f"rules service listening on port {port} with {workers} workers",
+            file=sys.stderr,
+            flush=True,
+        )
+    while not stopping:
+        time.sleep(0.2)
+        for i, p in enumerate(procs):
+            if p.exitcode is not None and not stopping:
+                _log.error("worker_died", worker=i, exitcode=p.exitcode)
+                procs[i] = start(i)
+    deadline = time.monotonic() + settings.drain_seconds + settings.grace_seconds + 5
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+        if p.is_alive():
+            p.kill()
+            p.join()
+    _log.info("stopped", workers=workers)
+    return 0
+
+
+def run(settings: RulesSettings) -> int:
+    """Run the service as configured (blocking)."""
+    configure_logging(service="rules")
+    workers = settings.effective_workers()
+    if workers == 1:
+
+        def announce(port: int) -> None:
+            print(f"rules service listening on port {port}", file=sys.stderr, flush=True)
+
+        asyncio.run(serve(settings, on_listening=announce))
+        return 0
+    return run_workers(settings, workers)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run(RulesSettings.from_env()))

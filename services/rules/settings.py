@@ -1,0 +1,63 @@
+"""Settings of the rules service, read from the environment once at start-up."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from services.common.grpcserver import ServerConfig
+
+PREFIX = "TABLETOP_RULES_"
+
+
+@dataclass(frozen=True)
+class RulesSettings:
+    """Every knob of the rules service; ``TABLETOP_RULES_<FIELD>`` in the environment.
+
+    ``port=0`` picks a free port; ``workers=0`` means one process per CPU core.
+    """
+
+    host: str = "[::]"
+    port: int = 50051
+    workers: int = 0
+    max_message_bytes: int = 4 * 1024 * 1024
+    max_json_bytes: int = 64 * 1024
+    """Largest move or options JSON accepted (INVALID_ARGUMENT json_too_large beyond)."""
+    max_entropy_bytes: int = 1024
+    grace_seconds: float = 5.0
+    drain_seconds: float = 0.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> RulesSettings:
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(PREFIX + f.name.upper())
+            if raw is not None and raw != "":
+                kind = type(f.default)
+                try:
+                    values[f.name] = kind(raw)
+                except ValueError:
+                    raise ValueError(
+                        f"{PREFIX}{f.name.upper()}={raw!r} is not a {kind.__name__}"
+                    ) from None
+        values.update(overrides)
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> RulesSettings:
+        return replace(self, **changes)
+
+    def effective_workers(self) -> int:
+        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+
+    def server_config(self, *, reuse_port: bool = False) -> ServerConfig:
+        return ServerConfig(
+            host=self.host,
+            port=self.port,
+            max_message_bytes=self.max_message_bytes,
+            grace_seconds=self.grace_seconds,
+            drain_seconds=self.drain_seconds,
+            reuse_port=reuse_port,
+        )
