@@ -42,12 +42,9 @@ def metric(port: int, name: str) -> float:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> StackSettings:
-    from services.common.servers import free_port
-
-    base = free_port()
-    return StackSettings.ephemeral(tmp_path / "data", metrics_base_port=0, extra_env={
-        "TABLETOP_MATCHMAKING_BOT_FILL_AFTER_S": "0.2",
-    }) if base < 0 else StackSettings.ephemeral(tmp_path / "data")
+    return StackSettings.ephemeral(
+        tmp_path / "data", extra_env={"TABLETOP_MATCHMAKING_BOT_FILL_AFTER_S": "0.2"}
+    )
 
 
 def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: StackSettings) -> None:
