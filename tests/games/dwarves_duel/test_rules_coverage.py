@@ -368,3 +368,19 @@ def test_5_6_cp4_comes_before_the_wild_card_check():
     assert "WildCardTaken" not in types(events)
     s, events = play(s, E, Pass())
     assert types(events)[-3:] == ["WildCardTaken", "TurnEnded", "TurnStarted"]
+
+
+def test_5_5_armor_is_illegal_once_the_target_left_play():
+    # given G's Axe p1 at E10; E answers with a Dagger at G's pile; G's second Axe p3 at E10
+    s = make_state(dice="1", e_display=["E10"], g_hand=["G32", "G33"], e_hand=["E32", "E34"])
+    s, _ = play(s, G, PlayTwist(card="G32", target="E10"))
+    s, _ = play(s, E, PlayTwist(card="E32", target="PILE"))
+    s, _ = play(s, G, PlayTwist(card="G33", target="E10"))
+    # when E lets p3 through (E10 is defeated)
+    assert s.windows[-1].holder == E and PlayTwist(card="E34") in GAME.legal_moves(s, E)
+    s, events = play(s, E, Pass())
+    # then G's window closes (no Twist), p2 burns a G card, and E's window for p1 closes by
+    # itself: Shadow Armor has nothing left to protect, so p1 fizzles and E keeps the Armor
+    names = types(events)
+    assert names.index("CardDefeated") < names.index("CardBurned") < names.index("DamageFizzled")
+    assert s.windows == () and s.players[E].hand == ("E34",)
