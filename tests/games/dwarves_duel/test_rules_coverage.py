@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import pytest
 
+from engine_core.decider import start
 from engine_core.errors import IllegalMove
-from engine_core.games.dwarves_duel import GAME
+from engine_core.games.dwarves_duel import GAME, Options
+from engine_core.games.dwarves_duel.data import DECKS, EVIL, FACES, GOOD
 from engine_core.games.dwarves_duel.events import (
     CardDiscarded,
     CardsDrawn,
     DamageDeclared,
+    DeckShuffled,
     GameEnded,
     WindowOpened,
 )
@@ -27,6 +30,7 @@ from engine_core.games.dwarves_duel.moves import (
     Pass,
     PlayCard,
     PlayTwist,
+    RerollDie,
     RollDice,
 )
 from engine_core.games.dwarves_duel.state import (
@@ -40,6 +44,7 @@ from engine_core.games.dwarves_duel.state import (
     OVER,
     PREROLL,
 )
+from engine_core.rng import Rng
 from tests.games.dwarves_duel.helpers import E, G, make_state, play, types, used, with_damage
 
 
@@ -384,3 +389,31 @@ def test_5_5_armor_is_illegal_once_the_target_left_play():
     names = types(events)
     assert names.index("CardDefeated") < names.index("CardBurned") < names.index("DamageFizzled")
     assert s.windows == () and s.players[E].hand == ("E34",)
+
+
+# §7.1 Randomness ---------------------------------------------------------------
+def test_7_1_rng_order_first_player_then_good_then_evil_shuffle():
+
+    for options in (Options(), Options(first_player=1, seat0_side="EVIL")):
+        state, events = start(GAME, 2, options, b"order")
+        rng = Rng(b"order")
+        first = rng.below(2) if options.first_player is None else options.first_player
+        good, evil = rng.shuffle(DECKS[GOOD]), rng.shuffle(DECKS[EVIL])
+        assert state.first_player == first
+        shuffles = [e for e in events if isinstance(e, DeckShuffled)]
+        assert [e.order for e in shuffles] == [good, evil]
+        seat_of_good = 0 if options.seat0_side == GOOD else 1
+        assert shuffles[0].seat == seat_of_good
+        assert state.players[seat_of_good].hand == good[:4]
+        assert state.players[seat_of_good].pile == good[4:]
+        assert state.players[1 - seat_of_good].hand == evil[:4]
+
+
+def test_7_1_dice_in_die_order_then_rerolls_in_move_order():
+
+    s = make_state(phase=PREROLL, g_display=["G18", "G23"])
+    s, events = play(s, G, RollDice(), b"dice")
+    rng = Rng(b"dice")
+    assert events[0].faces == tuple(FACES[rng.below(6)] for _ in range(4))
+    s, events = play(s, G, RerollDie(die="d2", source="G23"), b"again")
+    assert events[0].new == FACES[Rng(b"again").below(6)]
