@@ -12,7 +12,7 @@ import pytest
 from engine_core.decider import start
 from engine_core.errors import IllegalMove
 from engine_core.games.dwarves_duel import GAME, Options
-from engine_core.games.dwarves_duel.data import DECKS, EVIL, FACES, GOOD
+from engine_core.games.dwarves_duel.data import CARDS, DECKS, EVIL, FACES, GOOD
 from engine_core.games.dwarves_duel.events import (
     CardDiscarded,
     CardsDrawn,
@@ -45,6 +45,7 @@ from engine_core.games.dwarves_duel.state import (
     PREROLL,
 )
 from engine_core.rng import Rng
+from engine_core.testing import playout
 from tests.games.dwarves_duel.helpers import E, G, make_state, play, types, used, with_damage
 
 
@@ -417,3 +418,31 @@ def test_7_1_dice_in_die_order_then_rerolls_in_move_order():
     assert events[0].faces == tuple(FACES[rng.below(6)] for _ in range(4))
     s, events = play(s, G, RerollDie(die="d2", source="G23"), b"again")
     assert events[0].new == FACES[Rng(b"again").below(6)]
+
+
+# §2.5, §4.5, §5.6 invariants along whole matches --------------------------------
+@pytest.mark.parametrize("always", [False, True])
+def test_invariants_hold_along_random_playouts(always):
+    """Cards only move between zones (§4.5), Wild Cards sum to 3 (§2.5), no card
+    keeps damage ≥ HP (§5.2), one seat is awaited and never just to pass (§5.6)."""
+
+    def check(_before, _step, s):
+        assert s.middle_wild + s.players[0].wild + s.players[1].wild == 3
+        assert min(s.middle_wild, s.players[0].wild, s.players[1].wild) >= 0
+        for p in s.players:
+            zones = [*p.pile, *p.hand, *(dc.card for dc in p.display), *p.discard]
+            if s.outcome is None:  # an Event cut off by the end is in no zone (decision 4)
+                assert sorted(zones) == sorted(DECKS[p.side])
+            assert all(
+                CARDS[dc.card].hp is None or dc.damage < CARDS[dc.card].hp for dc in p.display
+            )
+            assert set(p.known) <= set(p.hand)
+        if s.outcome is None:
+            (seat,) = GAME.awaiting(s)
+            legal = GAME.legal_moves(s, seat)
+            assert GAME.default_move(s, seat) in legal
+            if not always:
+                assert legal != (Pass(),)
+
+    for seed in range(6):
+        playout(GAME, 2, seed, options=Options(always_offer_windows=always), on_step=check)
