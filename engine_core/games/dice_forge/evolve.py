@@ -77,6 +77,11 @@ def evolve(state: State | None, event: DiceForgeEvent) -> State:
             for d, s in zip(dice, slots, strict=True):
                 up[d] = s
             return _with(state, seat, _replace(p, up=(up[0], up[1])))
+        case (
+            MirrorCopied() | FacesApplied() | ReinforcementUsed() | ReinforcementsEnded()
+            | OfferingFinished() | TurnEnded() | RoundEnded()
+        ):  # fmt: skip
+            return state
         case ResourcesGained(seat=seat, gold=g, sun=s, moon=m, glory=v):
             p = state.players[seat]
             return _with(
@@ -150,11 +155,6 @@ def evolve(state: State | None, event: DiceForgeEvent) -> State:
             return _with(state, seat, _replace(p, triton=p.triton - 1))
         case TurnStarted(seat=seat, round=rnd):
             return _replace(state, active=seat, round=rnd)
-        case (
-            MirrorCopied() | FacesApplied() | ReinforcementUsed() | ReinforcementsEnded()
-            | OfferingFinished() | TurnEnded() | RoundEnded()
-        ):  # fmt: skip
-            return state
         case GameEnded(ranks=ranks, scores=scores, reason=reason):
             return _replace(state, outcome=Outcome(ranks=ranks, scores=scores, reason=reason))
         case GameStarted():

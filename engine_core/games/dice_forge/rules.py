@@ -246,7 +246,7 @@ def awaiting(state: State) -> tuple[int, ...]:
 
 # =================================================================== legal moves
 def _buyable(state: State, gold: int, exclude: tuple[str, ...] = (), discount: int = 0):
-    out = []
+    """The faces ``gold`` buys now, pool by pool (each face once), lazily."""
     for i, pool in enumerate(state.sanctuary):
         if not pool:
             continue
@@ -255,16 +255,34 @@ def _buyable(state: State, gold: int, exclude: tuple[str, ...] = (), discount: i
             continue
         for f in dict.fromkeys(pool):
             if f not in exclude:
-                out.append(f)
-    return out
+                yield f
 
 
-def _feats(state: State, p: Player, extra_sun: int) -> list[PerformFeat]:
-    out = []
+def can_buy(state: State, face: str, gold: int, exclude: tuple[str, ...] = (), discount: int = 0):
+    """Whether ``face`` is among ``_buyable(state, gold, exclude, discount)``."""
+    i = data.POOL_OF_FACE.get(face) if isinstance(face, str) else None
+    return (
+        i is not None
+        and face in state.sanctuary[i]
+        and max(0, data.SANCTUARY[i].cost - discount) <= gold
+        and face not in exclude
+    )
+
+
+def _feats(state: State, p: Player, extra_sun: int):
+    """The feats ``p`` can afford now (``extra_sun`` on top for an extra action), lazily."""
     for i, slot in enumerate(data.SLOTS):
         if state.stacks[i] and p.sun >= slot.sun + extra_sun and p.moon >= slot.moon:
-            out.append(PerformFeat(slot=slot.id))
-    return out
+            yield PerformFeat(slot=slot.id)
+
+
+def can_perform(state: State, p: Player, slot_id: str, extra_sun: int) -> bool:
+    """Whether ``PerformFeat(slot=slot_id)`` is among ``_feats(state, p, extra_sun)``."""
+    i = data.SLOT_INDEX.get(slot_id) if isinstance(slot_id, str) else None
+    if i is None:
+        return False
+    slot = data.SLOTS[i]
+    return bool(state.stacks[i]) and p.sun >= slot.sun + extra_sun and p.moon >= slot.moon
 
 
 def task_moves(state: State, task) -> list:
@@ -314,10 +332,10 @@ def task_moves(state: State, task) -> list:
             return moves
         case Action():
             moves = [EndTurn()]
-            if task.extra and p.sun < data.EXTRA_ACTION_SUN:
+            if _no_extra(p, task):
                 return moves
             moves += [BuyFace(face=f) for f in _buyable(state, p.gold)]
-            moves += _feats(state, p, data.EXTRA_ACTION_SUN if task.extra else 0)
+            moves += _feats(state, p, _extra_sun(task))
             return moves
         case Offering():
             return [FinishOffering()] + [
@@ -362,6 +380,83 @@ def legal_moves(state: State, seat: int) -> tuple:
     if seat == state.active and state.players[seat].triton > 0:
         moves = [*moves, *(UseTriton(option=o) for o in data.TRITON_OPTIONS)]
     return tuple(moves)
+
+
+def answers(state: State, seat: int, task, move) -> bool:
+    """Whether ``move`` is in ``legal_moves(state, seat)`` (``task`` is the seat's task),
+    checked without listing every move for the tasks that come up most often."""
+    if type(move) is UseTriton:
+        return (
+            seat == state.active
+            and state.players[seat].triton > 0
+            and move.option in tuple(data.TRITON_OPTIONS)
+        )
+    p = state.players[task.seat]
+    match task, move:
+        case PlaceFace(), ForgeFace(die=d, slot=s):
+            return d in (0, 1) and s in range(6) and FACES[p.dice[d][s]].kind != BOAR
+        case Action(), EndTurn():
+            return True
+        case Action(), BuyFace(face=face):
+            return not _no_extra(p, task) and can_buy(state, face, p.gold)
+        case Action(), PerformFeat(slot=slot):
+            return not _no_extra(p, task) and can_perform(state, p, slot, _extra_sun(task))
+        case Offering(), FinishOffering():
+            return True
+        case Offering(), BuyFace(face=face):
+            return can_buy(state, face, p.gold, exclude=task.bought)
+        case Gain(), SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
+            cyc, sen = task.mod == "cyclops", task.mod == "sentinel"
+            return (
+                h in range(min(task.gold, hammer_capacity(p)) + 1)
+                and (gg in range(task.gold - h + 1) if cyc else gg == 0)
+                and (sg in range(task.sun + 1) if sen else sg == 0)
+                and (mg in range(task.moon + 1) if sen else mg == 0)
+            )
+        case Reinforce(), EndReinforcements():
+            return True
+        case Reinforce(), UseReinforcement(card=i, option=o):
+            if i not in range(len(p.cards)) or i in task.used:
+                return False
+            card = p.cards[i]
+            if card == "HIND":
+                return o in data.DIE_NAMES
+            if card == "OWL":
+                return o in tuple(data.OWL_OPTIONS)
+            return card == "ELDER" and p.gold >= data.ELDER_GOLD and o == ""
+        case _:
+            return move in task_moves(state, task)
+
+
+def has_choice(state: State, task: Reinforce | Action | Offering) -> bool:
+    """Whether ``task_moves(state, task)`` offers more than the passive move."""
+    p = state.players[task.seat]
+    match task:
+        case Reinforce():
+            return any(
+                c in ("HIND", "OWL") or (c == "ELDER" and p.gold >= data.ELDER_GOLD)
+                for i, c in enumerate(p.cards)
+                if i not in task.used
+            )
+        case Action():
+            if _no_extra(p, task):
+                return False
+            return _any(_buyable(state, p.gold)) or _any(_feats(state, p, _extra_sun(task)))
+        case Offering():
+            return _any(_buyable(state, p.gold, exclude=task.bought))
+
+
+def _no_extra(p: Player, task: Action) -> bool:
+    """An extra action the player cannot pay for: only ``EndTurn``."""
+    return task.extra and p.sun < data.EXTRA_ACTION_SUN
+
+
+def _extra_sun(task: Action) -> int:
+    return data.EXTRA_ACTION_SUN if task.extra else 0
+
+
+def _any(items) -> bool:
+    return next(iter(items), None) is not None
 
 
 # =================================================================== the context
@@ -600,7 +695,7 @@ def step_lane(ctx: Ctx, seat: int, head) -> bool:
             return True
         case ShipOffer():
             p = ctx.player(seat)
-            if _buyable(ctx.state, p.gold, discount=head.discount) or (
+            if _any(_buyable(ctx.state, p.gold, discount=head.discount)) or (
                 seat == ctx.state.active and p.triton > 0
             ):
                 return False
@@ -675,7 +770,7 @@ def step_flow(ctx: Ctx, head) -> bool:
             end_turn(ctx)
             return True
         case Reinforce() | Action() | Offering():
-            if len(task_moves(ctx.state, head)) > 1 or ctx.player(seat).triton > 0:
+            if has_choice(ctx.state, head) or ctx.player(seat).triton > 0:
                 return False
             if isinstance(head, Reinforce):
                 ctx.flow.pop(0)
@@ -938,7 +1033,7 @@ def decide(state: State, seat: int, move, rng: Rng) -> list:
     task = seat_task(state, seat)
     if task is None:
         raise IllegalMove("nothing_pending", f"seat {seat} has no decision pending")
-    if move not in legal_moves(state, seat):
+    if not answers(state, seat, task, move):
         raise IllegalMove(
             "not_legal",
             f"{move!r} does not answer the pending {type(task).__name__} now",
