@@ -247,6 +247,15 @@ def legal_moves(s: State, seat: Seat) -> tuple[Any, ...]:
     return tuple(PHASE_OPTIONS[s.phase](s, seat))
 
 
+def legal_moves_like(s: State, seat: Seat, move: Any) -> tuple[Any, ...] | list[Any]:
+    """The part of ``legal_moves`` that holds every legal move of ``move``'s type:
+    at the start of a turn, a command is checked without listing the events (their
+    requirements are the costly part), and an event without listing the commands."""
+    if s.phase == "turn" and seat in awaiting(s):
+        return command_options(s, seat) if type(move) is PlayCommand else claim_options(s, seat)
+    return legal_moves(s, seat)
+
+
 def opts_turn(s: State, seat: Seat) -> list[Any]:
     return [*claim_options(s, seat), *command_options(s, seat)]
 
@@ -827,8 +836,7 @@ PHASES = Phases(
 # ================================================================== decide
 def decide(s: State, seat: Seat, move: Any, rng: Rng) -> tuple[Any, ...]:
     PHASES.check(s.phase, move)
-    legal = legal_moves(s, seat)
-    if move not in legal:
+    if move not in legal_moves_like(s, seat, move):
         raise IllegalMove("not_legal", f"{move!r} is not legal now")
     ctx = Ctx(s, rng)
     HANDLERS[type(move)](ctx, seat, move)
