@@ -8,6 +8,7 @@ import pytest
 from msgspec.structs import replace
 
 from engine_core.decider import fold
+from engine_core.errors import IllegalMove
 from engine_core.flow import seats_from
 from engine_core.games.arcane_academy import GAME
 from engine_core.games.arcane_academy.events import (
@@ -198,3 +199,38 @@ def test_7_a_rest_swap_reveals_neither_card_to_other_seats() -> None:
     mine = b"".join(_json.encode(GAME.redact(e, 0)) for e in ev) + _json.encode(view(s, 0))
     assert b"S15a" in mine and b"I07a" in mine
     assert view(s, 1).discard_count == 1 and view(s, 1).players[0].hand_count == 3
+
+
+def test_2_4_tile_mix_and_2_5_card_list() -> None:
+    from collections import Counter
+
+    from engine_core.games.arcane_academy import data
+
+    def kind(tile: str) -> str:
+        actions = {a for part in data.PARTS[tile] for a, _ in part}
+        if len(data.PARTS[tile][0]) == 5:
+            return "chaos"
+        for a in (data.COMPLETE, data.ADD_TILE, data.USE_ITEM):
+            if a in actions:
+                return a
+        return "resource"
+
+    mix = Counter(kind(t) for t in data.TILE_IDS)
+    assert mix == {"resource": 24, "add_tile": 8, "complete": 8, "use_item": 5, "chaos": 3}
+    slashed = [t for t in data.TILE_IDS if kind(t) == "complete" and len(data.PARTS[t][0]) == 2]
+    assert slashed == ["T39", "T40"]
+    designs = Counter(data.KIND[data.design(c)] for c in data.CARD_IDS)
+    assert designs == {"spell": 30, "item": 30}
+    assert data.CARD_IDS[:4] == ("S01a", "S01b", "S02a", "S02b")
+    # Corners: fixed connectors whatever the rotation (§2.3).
+    assert all(len(set(data.CONNECTORS[k])) == 1 for k in data.CORNER_IDS)
+
+
+def test_4_2_a_swap_needs_a_card_of_your_own_hand() -> None:
+    s = set_player(blank(), 0, hand=("S01a",))
+    s = set_player(s, 1, hand=("S02a",))
+    s = replace(s, deck=("S07a",))
+    with pytest.raises(IllegalMove) as err:
+        GAME.decide(s, 0, Rest(discard="S02a"), b"x")
+    assert err.value.code == "not_in_hand"
+    assert Rest(discard="S01a") in GAME.legal_moves(s, 0)
