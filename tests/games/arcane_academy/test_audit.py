@@ -234,3 +234,12 @@ def test_4_2_a_swap_needs_a_card_of_your_own_hand() -> None:
         GAME.decide(s, 0, Rest(discard="S02a"), b"x")
     assert err.value.code == "not_in_hand"
     assert Rest(discard="S01a") in GAME.legal_moves(s, 0)
+
+
+def test_3_1_the_first_player_is_drawn_from_the_seed() -> None:
+    from collections import Counter
+
+    firsts = Counter(
+        fold(GAME, GAME.setup(4, None, setup_entropy(seed))).first_player for seed in range(200)
+    )
+    assert set(firsts) == {0, 1, 2, 3} and min(firsts.values()) >= 30
