@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine_core.errors import IllegalMove
+from msgspec.structs import astuple
+
+from engine_core.errors import IllegalMove, MalformedMove
 from engine_core.flow import Phase, Phases, seats_from
 from engine_core.games.arcane_academy import data
 from engine_core.games.arcane_academy.events import (
@@ -741,6 +743,9 @@ HANDLERS: dict[type, Callable[[Turn, Seat, ArcaneMove], None]] = {
 # ===================================================================== decide
 def decide(state: State, seat: Seat, move: ArcaneMove, rng: Rng) -> list[ArcaneEvent]:
     PHASES.check(state.phase, move)
+    if any(type(v) is bool for v in astuple(move)):
+        # No move has a bool field; True == 1 would otherwise match a legal move.
+        raise MalformedMove(message=f"{type(move).__name__} takes numbers, not true/false")
     if move not in legal_moves(state, seat):
         code, message = diagnose(state, seat, move)
         raise IllegalMove(code, message)
