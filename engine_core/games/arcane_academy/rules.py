@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from msgspec.structs import astuple
+import msgspec
+from msgspec.structs import asdict
 
 from engine_core.errors import IllegalMove, MalformedMove
 from engine_core.flow import Phase, Phases, seats_from
@@ -741,11 +742,19 @@ HANDLERS: dict[type, Callable[[Turn, Seat, ArcaneMove], None]] = {
 
 
 # ===================================================================== decide
+def _check_types(move: ArcaneMove) -> None:
+    """Field types exactly as declared: ``True`` or ``1.0`` equal ``1`` in
+    Python and would otherwise match a legal move (JSON input is already
+    checked by the decoder; this covers Python callers)."""
+    try:
+        msgspec.convert(asdict(move), type(move))
+    except msgspec.ValidationError as e:
+        raise MalformedMove(message=str(e)) from None
+
+
 def decide(state: State, seat: Seat, move: ArcaneMove, rng: Rng) -> list[ArcaneEvent]:
     PHASES.check(state.phase, move)
-    if any(type(v) is bool for v in astuple(move)):
-        # No move has a bool field; True == 1 would otherwise match a legal move.
-        raise MalformedMove(message=f"{type(move).__name__} takes numbers, not true/false")
+    _check_types(move)
     if move not in legal_moves(state, seat):
         code, message = diagnose(state, seat, move)
         raise IllegalMove(code, message)

@@ -245,7 +245,7 @@ def test_3_1_the_first_player_is_drawn_from_the_seed() -> None:
     assert set(firsts) == {0, 1, 2, 3} and min(firsts.values()) >= 30
 
 
-def test_bad_input_a_bool_for_a_number_is_a_typed_rejection() -> None:
+def test_bad_input_a_bool_or_float_for_a_number_is_a_typed_rejection() -> None:
     # Given (1,0) holds a fresh tile, so Cast(x=1, y=0) is legal
     from engine_core.errors import EngineError
 
@@ -253,8 +253,10 @@ def test_bad_input_a_bool_for_a_number_is_a_typed_rejection() -> None:
     assert Cast(x=1, y=0) in GAME.legal_moves(s, 0)
     # When a caller passes True for x (True == 1 in Python)
     # Then the engine rejects it with a typed error, never an internal one
-    with pytest.raises(EngineError):
-        GAME.decide(s, 0, Cast(x=True, y=0), b"x")
+    for bad in (Cast(x=True, y=0), Cast(x=1.0, y=0)):
+        with pytest.raises(EngineError):
+            GAME.decide(s, 0, bad, b"x")
     s = replace(set_player(s, 0, held=("T06",)), phase="place_tiles")
-    with pytest.raises(EngineError):
-        GAME.decide(s, 0, PlaceTile(tile="T06", x=1, y=1, rotation=False), b"x")
+    for rotation in (False, 0.0):
+        with pytest.raises(EngineError):
+            GAME.decide(s, 0, PlaceTile(tile="T06", x=1, y=1, rotation=rotation), b"x")
