@@ -79,14 +79,18 @@ def test_one_log_line_per_call_with_game_seat_move_outcome(stub, rules_process):
         ),
         timeout=5,
     )
-    time.sleep(0.2)
-    lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
-    applied = [
-        line
-        for line in lines
-        if line.get("event") == "rpc" and line["method"].endswith("/ApplyMove")
-        and line["code"] == "OK"
-    ]  # fmt: skip
+    applied: list[dict] = []
+    for _ in range(100):  # the server writes the line just after it answered
+        lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
+        applied = [
+            line
+            for line in lines
+            if line.get("event") == "rpc" and line["method"].endswith("/ApplyMove")
+            and line["code"] == "OK"
+        ]  # fmt: skip
+        if applied:
+            break
+        time.sleep(0.02)
     last = applied[-1]
     assert last["game"] == "tic_tac_toe" and last["seat"] == 0
     assert last["move"] == "place_mark" and last["outcome"] == "ongoing"
