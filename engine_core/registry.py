@@ -64,9 +64,13 @@ class Registry:
 @cache
 def default_registry() -> Registry:
     """Every game Tabletop ships, by hand."""
+    from engine_core.games.arcane_academy import GAME as arcane_academy
+    from engine_core.games.assault_of_the_giants import GAME as assault_of_the_giants
+    from engine_core.games.dice_forge import GAME as dice_forge
+    from engine_core.games.dwarves_duel import GAME as dwarves_duel
     from engine_core.games.tic_tac_toe import GAME as tic_tac_toe
 
     registry = Registry()
-    for game in (tic_tac_toe,):
+    for game in (tic_tac_toe, dice_forge, dwarves_duel, arcane_academy, assault_of_the_giants):
         registry.register(game)
     return registry

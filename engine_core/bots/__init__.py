@@ -33,9 +33,19 @@ class RandomBot:
 
 def greedy_bots() -> dict[str, Bot]:
     """The greedy bot of each game that has one, by game id."""
+    from engine_core.bots.arcane_academy import ArcaneAcademyGreedy
+    from engine_core.bots.assault_of_the_giants import AssaultGreedy
+    from engine_core.bots.dice_forge import DiceForgeGreedy
+    from engine_core.bots.dwarves_duel import DwarvesDuelGreedy
     from engine_core.bots.tic_tac_toe import TicTacToeGreedy
 
-    return {"tic_tac_toe": TicTacToeGreedy()}
+    return {
+        "tic_tac_toe": TicTacToeGreedy(),
+        "dice_forge": DiceForgeGreedy(),
+        "dwarves_duel": DwarvesDuelGreedy(),
+        "arcane_academy": ArcaneAcademyGreedy(),
+        "assault_of_the_giants": AssaultGreedy(),
+    }
 
 
 def bot_for(kind: str, game: Game) -> Bot:

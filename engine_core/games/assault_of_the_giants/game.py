@@ -1,0 +1,153 @@
+"""Assault of the Giants on the engine contract."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from engine_core.decider import BaseGame
+from engine_core.games.assault_of_the_giants import data as D
+from engine_core.games.assault_of_the_giants import rules
+from engine_core.games.assault_of_the_giants.events import (
+    AssaultEvent,
+    DeckShuffled,
+    DraftRevealed,
+    GameStarted,
+    ResourcesDrawn,
+    SpellsDrawn,
+    TurnBegan,
+    UnitPlaced,
+)
+from engine_core.games.assault_of_the_giants.evolve import evolve
+from engine_core.games.assault_of_the_giants.moves import (
+    AssaultMove,
+    AssignCasualty,
+    EndAdvance,
+    EndAttack,
+    EndHeal,
+    EndMove,
+    EndPlunder,
+    EndRecruit,
+    EndRest,
+    EndTrade,
+    FinalizeRoll,
+    LeaderPass,
+    PassMend,
+    PayToll,
+    PlayCommand,
+    RespondOffer,
+)
+from engine_core.games.assault_of_the_giants.state import State
+from engine_core.games.assault_of_the_giants.view import View, make_view, redact, secrets
+from engine_core.rng import Rng
+from engine_core.types import Outcome, Seat
+
+MOVES_PER_TURN = 200  # an honest bound on decisions in one turn (docs: "Bounds")
+
+
+class Options(msgspec.Struct, frozen=True, kw_only=True):
+    """No variants."""
+
+
+_DEFAULTS = (
+    EndMove(), EndAttack(), EndRecruit(), EndTrade(), LeaderPass(), EndPlunder(), EndHeal(),
+    EndRest(), FinalizeRoll(), PassMend(), EndAdvance(), RespondOffer(accept=False),
+    PayToll(card="wound"), PlayCommand(command="rest"),
+)  # fmt: skip
+
+
+class AssaultOfTheGiants(BaseGame):
+    name = "assault_of_the_giants"
+    title = "D&D Assault of the Giants"
+    rules_version = "1"
+    min_players = 3
+    max_players = 6
+    Options = Options
+    State = State
+    Move = AssaultMove
+    Event = AssaultEvent
+    View = View
+
+    def setup(self, players: int, options: Any, entropy: bytes) -> tuple[Any, ...]:
+        rng = Rng(entropy)
+        npc = D.NPC_RACES[players]
+        races = [r for r in D.RACES if r not in npc]
+        start = rng.below(players)
+        seat_races: list[str] = [""] * players
+        for i, r in enumerate(races):
+            seat_races[(start + i) % players] = r
+        n_pool = D.POOL_PER_PLAYER * players
+        ev: list[Any] = [
+            GameStarted(
+                players=players, seat_races=tuple(seat_races), npc_races=npc, start_seat=start,
+                pool_a=n_pool, pool_b=n_pool,
+            )
+        ]  # fmt: skip
+        for race in D.RACES:
+            home = D.REGION_INDEX[D.START_REGION[race]]
+            for u in D.initial_group(race):
+                ev.append(UnitPlaced(unit=u, region=home, reason="setup"))
+            if race in npc:
+                out = D.REGION_INDEX[D.OUTPOST[race]]
+                ev.append(UnitPlaced(unit=D.npc_outpost_elite(race), region=out, reason="setup"))
+        order = [(start + i) % players for i in range(players)]
+        deck = rng.shuffle(D.RESOURCE_IDS)
+        ev.append(DeckShuffled(deck="resource", cards=deck, size=len(deck)))
+        for k, p in enumerate(order):
+            ev.append(ResourcesDrawn(seat=p, cards=deck[3 * k : 3 * k + 3]))
+        spells = rng.shuffle(D.SPELL_IDS)
+        ev.append(DeckShuffled(deck="spell", cards=spells, size=len(spells)))
+        for k, p in enumerate(order):
+            ev.append(SpellsDrawn(seat=p, cards=spells[k : k + 1], count=1))
+        uni = rng.shuffle(D.UNIVERSAL_EVENTS)
+        ev.append(DeckShuffled(deck="universal", cards=uni, size=len(uni)))
+        ev.extend(DraftRevealed(card=c) for c in uni[: D.DRAFT_SIZE])
+        ev.append(TurnBegan(seat=start, round=1))
+        return tuple(ev)
+
+    def evolve(self, state: State | None, event: Any) -> State:
+        return evolve(state, event)
+
+    def decide_move(self, state: State, seat: Seat, move: Any, rng: Rng) -> Iterable[Any]:
+        return rules.decide(state, seat, move, rng)
+
+    def legal_moves(self, state: State, seat: Seat) -> tuple[Any, ...]:
+        if state.outcome is not None:
+            return ()
+        return rules.legal_moves(state, seat)
+
+    def awaiting(self, state: State) -> tuple[Seat, ...]:
+        return rules.awaiting(state)
+
+    def view(self, state: State, seat: Seat | None) -> View:
+        return make_view(state, seat, rules.awaiting(state))
+
+    def redact(self, event: Any, seat: Seat | None) -> Any:
+        return redact(event, seat)
+
+    def secrets(self, state: State) -> dict[int | None, tuple[str, ...]]:
+        return secrets(state)
+
+    def outcome(self, state: State) -> Outcome | None:
+        return state.outcome
+
+    def default_move(self, state: State, seat: Seat) -> Any:
+        moves = rules.legal_moves(state, seat)
+        for m in _DEFAULTS:
+            if m in moves:
+                return m
+        for m in moves:
+            if isinstance(m, AssignCasualty):
+                return m
+        return moves[0]
+
+    def max_moves(self, players: int) -> int:
+        return (D.ROUND_LIMIT + 1) * players * MOVES_PER_TURN
+
+    def seats(self, state: State) -> int:
+        return state.players
+
+
+GAME = AssaultOfTheGiants()
