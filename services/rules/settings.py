@@ -28,6 +28,8 @@ class RulesSettings:
     max_entropy_bytes: int = 1024
     grace_seconds: float = 5.0
     drain_seconds: float = 0.0
+    metrics_port: int = -1
+    """Prometheus ``/metrics`` HTTP port: -1 off, 0 a free port."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> RulesSettings:
