@@ -94,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         "--game", action="append", help="game id (default: tic_tac_toe, dice_forge)"
     )
     parser.add_argument("--no-echo", action="store_true", help="skip the gRPC echo baseline")
+    parser.add_argument("--out", help="also write the figures as JSON to this file")
     args = parser.parse_args(argv)
     results = run(args.samples, tuple(args.game) if args.game else None)
     out: dict[str, Any] = {"apply_move": results}
@@ -113,7 +114,12 @@ def main(argv: list[str] | None = None) -> int:
     if "grpc_echo" in out:
         e = out["grpc_echo"]
         print(f"gRPC echo 4 KB baseline: p50 {e['p50_ms']:.3f} ms, p99 {e['p99_ms']:.3f} ms")
-    print(json.dumps(out))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=2)
+            f.write("\n")
+    else:
+        print(json.dumps(out))
     return 0
 
 

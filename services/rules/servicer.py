@@ -94,13 +94,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return game, decode_state(game, data)
 
     def _json(self, what: str, text: str) -> str:
-        if len(text) > self.settings.max_json_bytes or (
-            len(text.encode()) > self.settings.max_json_bytes
-        ):
+        limit = self.settings.max_json_bytes
+        if len(text) > limit or len(text.encode()) > limit:  # chars first: cheap
             raise InvalidArgument(
-                "json_too_large",
-                f"the {what} JSON exceeds {self.settings.max_json_bytes} bytes",
-                limit=str(self.settings.max_json_bytes),
+                "json_too_large", f"the {what} JSON exceeds {limit} bytes", limit=str(limit)
             )
         return text
 
