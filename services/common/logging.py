@@ -14,7 +14,10 @@ Output is JSON lines when stdout is not a terminal (containers, supervisors) and
 coloured key=value text on a terminal; ``TABLETOP_LOG_FORMAT=json|console``
 forces one. ``LoggingInterceptor`` writes exactly one ``rpc`` line per call with
 ``method``, ``code`` (the gRPC status name), ``duration_ms`` and whatever the
-handler ``bind``-ed (game, match, seat, version, move, outcome, ...).
+handler ``bind``-ed (game, match, seat, version, move, outcome, ...), plus
+``reason`` when ``services.common.errors`` refused the call. Observers
+(``LoggingInterceptor(observers=[fn])``, e.g. Prometheus metrics) get
+``fn(method, code, seconds, fields)`` right after the line.
 
 Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 """
