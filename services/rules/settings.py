@@ -52,7 +52,14 @@ class RulesSettings:
         return replace(self, **changes)
 
     def effective_workers(self) -> int:
-        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+        """``workers``, or the CPU cores this process may run on (its affinity,
+        which is narrower than ``os.cpu_count()`` under taskset or cpusets)."""
+        if self.workers > 0:
+            return self.workers
+        try:
+            return len(os.sched_getaffinity(0)) or 1
+        except AttributeError:  # not Linux
+            return os.cpu_count() or 1
 
     def server_config(self, *, reuse_port: bool = False) -> ServerConfig:
         return ServerConfig(
