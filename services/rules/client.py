@@ -89,7 +89,7 @@ class GameStatus:
     outcome: Outcome | None
 
     @classmethod
-    def from_pb(cls, pb: rules_pb2.Status) -> GameStatus:
+    def from_pb(cls, pb: rules_pb2.GameStatus) -> GameStatus:
         outcome = None
         if pb.HasField("outcome"):
             o = pb.outcome

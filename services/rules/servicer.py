@@ -143,10 +143,12 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return out
 
     @staticmethod
-    def _status(game: Game, state: Any) -> rules_pb2.Status:
+    def _status(game: Game, state: Any) -> rules_pb2.GameStatus:
         outcome = game.outcome(state)
         bind(outcome=outcome.reason if outcome is not None else "ongoing")
-        return rules_pb2.Status(awaiting=list(game.awaiting(state)), outcome=outcome_pb(outcome))
+        return rules_pb2.GameStatus(
+            awaiting=list(game.awaiting(state)), outcome=outcome_pb(outcome)
+        )
 
     # ---------------------------------------------------------------- RPCs
     async def ListGames(
