@@ -30,6 +30,10 @@ class RulesSettings:
     drain_seconds: float = 0.0
     metrics_port: int = -1
     """Prometheus ``/metrics`` HTTP port: -1 off, 0 a free port."""
+    max_connection_age_seconds: float = 0.0
+    """Close client connections after about this long (0 = never), so clients
+    re-resolve and new replicas get calls (see docs/deploy.md)."""
+    max_connection_age_grace_seconds: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> RulesSettings:
@@ -68,5 +72,7 @@ class RulesSettings:
             max_message_bytes=self.max_message_bytes,
             grace_seconds=self.grace_seconds,
             drain_seconds=self.drain_seconds,
+            max_connection_age_seconds=self.max_connection_age_seconds or None,
+            max_connection_age_grace_seconds=self.max_connection_age_grace_seconds,
             reuse_port=reuse_port,
         )
