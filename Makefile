@@ -10,14 +10,14 @@ PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
 # Generated code lands in the package `tabletop/` at the top (not tracked).
 GEN    := tabletop
 
-.PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap
+.PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap k8s
 
 run: bootstrap proto
 	$(PY) -m services.cli.main demo
 
 test: bootstrap proto
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 test-slow: bootstrap
 	$(PY) -m pytest -m slow
@@ -35,6 +35,11 @@ bench: bootstrap
 
 golden: bootstrap
 	$(PY) -m tests.golden.regenerate
+
+# Render the Kubernetes overlays into k8s/rendered/ (checked in; a test diffs them).
+k8s: bootstrap
+	@mkdir -p k8s/rendered
+	for o in dev prod; do $(VENV)/bin/kubectl kustomize k8s/overlays/$$o > k8s/rendered/$$o.yaml; done
 
 bootstrap: $(STAMP)
 

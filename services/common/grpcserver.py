@@ -36,7 +36,7 @@ from grpc_reflection.v1alpha import reflection
 from services.common.errors import ErrorInterceptor
 from services.common.logging import LoggingInterceptor, get_logger
 
-__all__ = ["GrpcServer", "ServerConfig", "channel_options"]
+__all__ = ["GrpcServer", "ServerConfig", "channel_options", "server_options"]
 
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 _log = get_logger("grpcserver")
@@ -54,6 +54,29 @@ class ServerConfig:
     reuse_port: bool = False
     """Allow several processes to listen on one port (``SO_REUSEPORT``)."""
     max_concurrent_rpcs: int | None = None
+    max_connection_age_seconds: float | None = None
+    """Send each client connection a GOAWAY after about this long (gRPC adds
+    +-10% jitter): clients reconnect and re-resolve, so with client-side round
+    robin new replicas get their share. ``None`` keeps connections forever."""
+    max_connection_age_grace_seconds: float = 30.0
+    """How long calls in flight on an aged connection may still run."""
+
+
+def server_options(config: ServerConfig) -> list[tuple[str, Any]]:
+    """The grpc core options a ``ServerConfig`` asks for."""
+    options: list[tuple[str, Any]] = [
+        *channel_options(config.max_message_bytes),
+        ("grpc.so_reuseport", 1 if config.reuse_port else 0),
+    ]
+    if config.max_connection_age_seconds is not None:
+        options += [
+            ("grpc.max_connection_age_ms", int(config.max_connection_age_seconds * 1000)),
+            (
+                "grpc.max_connection_age_grace_ms",
+                int(config.max_connection_age_grace_seconds * 1000),
+            ),
+        ]
+    return options
 
 
 def channel_options(max_message_bytes: int = 4 * 1024 * 1024) -> list[tuple[str, Any]]:
@@ -81,13 +104,9 @@ class GrpcServer:
         self.config = config
         if interceptors is None:
             interceptors = (LoggingInterceptor(), ErrorInterceptor())
-        options: list[tuple[str, Any]] = [
-            *channel_options(config.max_message_bytes),
-            ("grpc.so_reuseport", 1 if config.reuse_port else 0),
-        ]
         self.server = grpc.aio.server(
             interceptors=list(interceptors),
-            options=options,
+            options=server_options(config),
             maximum_concurrent_rpcs=config.max_concurrent_rpcs,
         )
         self.health = HealthServicer()

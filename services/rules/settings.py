@@ -28,6 +28,10 @@ class RulesSettings:
     max_entropy_bytes: int = 1024
     grace_seconds: float = 5.0
     drain_seconds: float = 0.0
+    max_connection_age_seconds: float = 0.0
+    """Close client connections after about this long (0 = never), so clients
+    re-resolve and new replicas get calls (see docs/deploy.md)."""
+    max_connection_age_grace_seconds: float = 30.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> RulesSettings:
@@ -59,5 +63,7 @@ class RulesSettings:
             max_message_bytes=self.max_message_bytes,
             grace_seconds=self.grace_seconds,
             drain_seconds=self.drain_seconds,
+            max_connection_age_seconds=self.max_connection_age_seconds or None,
+            max_connection_age_grace_seconds=self.max_connection_age_grace_seconds,
             reuse_port=reuse_port,
         )
