@@ -410,6 +410,10 @@ class MatchApp:
         state: bytes | None = None
         if after_version is not None and after_version == p.version:
             start, skip, state = p.seq, after_version, p.state
+        elif after_version is not None and not include_view:
+            # no state needed: start right after that version's commit
+            found = await self._store(self.store.seq_of_version(match_id, after_version, p.seq))
+            start, skip = (found, after_version) if found is not None else (0, after_version)
         else:
             start, skip = 0, -1 if after_version is None else after_version
         async for _seq, c in self.store.commits(match_id, start, follow=True):
