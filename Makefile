@@ -17,7 +17,7 @@ run: bootstrap proto
 
 test: bootstrap proto
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 test-slow: bootstrap
 	$(PY) -m pytest -m slow

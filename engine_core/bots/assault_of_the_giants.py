@@ -24,9 +24,7 @@ def _target_distance(s: State, race: int) -> list[int]:
     rr, _ = R.board(s)
     inf = 99
     dist = [inf] * 22
-    frontier = [
-        g for g in range(22) if rr[g] not in (-1, race) and not R.forbidden(s, race, g)
-    ]
+    frontier = [g for g in range(22) if rr[g] not in (-1, race) and not R.forbidden(s, race, g)]
     for g in frontier:
         dist[g] = 0
     while frontier:
@@ -113,9 +111,13 @@ class AssaultGreedy:
                 return c * (3 if into == "hits" else 2)
             case M.CastSpell(spell=sp, count=c, dice=d):
                 kind = D.SPELL_KIND[sp]
-                return {"lightning_bolt": 4, "stoneskin": 3, "arcane_surge": c, "fortune": -len(d)}[
-                    kind
-                ] if kind != "mend" else -1
+                return (
+                    {"lightning_bolt": 4, "stoneskin": 3, "arcane_surge": c, "fortune": -len(d)}[
+                        kind
+                    ]
+                    if kind != "mend"
+                    else -1
+                )
             case M.PlayArmament(effect=e):
                 return 1 if e == "hit" else 0.5
             case M.FinalizeRoll():

@@ -24,6 +24,7 @@ from engine_core.games.assault_of_the_giants.evolve import evolve
 from engine_core.games.assault_of_the_giants.moves import (
     AssaultMove,
     AssignCasualty,
+    ConfirmTrade,
     EndAdvance,
     EndAttack,
     EndHeal,
@@ -38,6 +39,7 @@ from engine_core.games.assault_of_the_giants.moves import (
     PayToll,
     PlayCommand,
     RespondOffer,
+    StartBattle,
 )
 from engine_core.games.assault_of_the_giants.state import State
 from engine_core.games.assault_of_the_giants.view import View, make_view, redact, secrets
@@ -54,7 +56,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULTS = (
     EndMove(), EndAttack(), EndRecruit(), EndTrade(), LeaderPass(), EndPlunder(), EndHeal(),
     EndRest(), FinalizeRoll(), PassMend(), EndAdvance(), RespondOffer(accept=False),
-    PayToll(card="wound"), PlayCommand(command="rest"),
+    PayToll(card="wound"), PlayCommand(command="rest"), StartBattle(), ConfirmTrade(),
 )  # fmt: skip
 
 

@@ -9,7 +9,7 @@ from itertools import combinations
 from typing import Any
 
 from engine_core.errors import IllegalMove
-from engine_core.flow import Phase, Phases
+from engine_core.flow import Phase, Phases, next_seat
 from engine_core.games.assault_of_the_giants import data as D
 from engine_core.games.assault_of_the_giants.events import (
     ArcaneConverted,
@@ -450,9 +450,7 @@ def opts_attack(s: State, seat: Seat) -> list[Any]:
 def muster_candidates(s: State, b: Battle) -> list[int]:
     race = race_of(s, b.attacker)
     adj = D.ADJ_SET[b.target]
-    return [
-        u for u in on_board(s, race) if s.unit_loc[u] in adj and u not in s.used_units
-    ]
+    return [u for u in on_board(s, race) if s.unit_loc[u] in adj and u not in s.used_units]
 
 
 def arcane_left(sd: Side) -> list[int]:
@@ -560,11 +558,7 @@ def casualty_candidates(s: State, b: Battle, side: str) -> list[int]:
 
 
 def mend_candidates(s: State, b: Battle, side: str) -> list[int]:
-    return [
-        u
-        for u in casualty_candidates(s, b, side)
-        if s.unit_wounded[u] and D.UNIT_RACE[u] >= 0
-    ]
+    return [u for u in casualty_candidates(s, b, side) if s.unit_wounded[u] and D.UNIT_RACE[u] >= 0]
 
 
 def advance_candidates(s: State, b: Battle) -> list[int]:
@@ -646,6 +640,7 @@ def opts_trade(s: State, seat: Seat) -> list[Any]:
         out.append(ConfirmTrade())
         if t.mode == "deck":
             out.extend(ConfirmTrade(take=k) for k in kinds(s.res_discard + t.give))
+    out.append(EndTrade())  # legal whenever no answer is pending: drops an unsent trade
     return out
 
 
@@ -732,18 +727,16 @@ def opts_rest(s: State, seat: Seat) -> list[Any]:
         units = [s.transit]
     else:
         units = [u for u in D.GIANTSLAYERS if s.unit_loc[u] >= 0]
-        if s.gs_stage == 0 and s.budget >= 2 and any(
-            s.unit_loc[u] == D.SUPPLY for u in D.GIANTSLAYERS
+        if (
+            s.gs_stage == 0
+            and s.budget >= 2
+            and any(s.unit_loc[u] == D.SUPPLY for u in D.GIANTSLAYERS)
         ):
             out.extend(GsRecruit(region=g) for g in D.SMALL_FOLK)
     if s.gs_stage <= 1 and s.budget >= 1:
         for u in units:
             for g in D.ADJ[s.unit_loc[u]]:
-                if (
-                    D.START_RACE[g] < 0
-                    or s.final_ordning
-                    or slayer_escapes(s, g, s.budget - 1)
-                ):
+                if D.START_RACE[g] < 0 or s.final_ordning or slayer_escapes(s, g, s.budget - 1):
                     out.append(GsMove(slayer=u, to=g))
     if s.transit < 0:
         if s.budget >= 1:
@@ -789,20 +782,38 @@ PHASES = Phases(
     Phase("attack", frozenset({"declare_battle", "end_attack"}), "turn"),
     Phase(
         "battle",
-        frozenset({
-            "add_attacker", "start_battle", "reroll", "convert_arcane", "cast_spell",
-            "play_armament", "finalize_roll", "assign_casualty", "cast_mend", "pass_mend",
-            "advance", "end_advance",
-        }),
+        frozenset(
+            {
+                "add_attacker",
+                "start_battle",
+                "reroll",
+                "convert_arcane",
+                "cast_spell",
+                "play_armament",
+                "finalize_roll",
+                "assign_casualty",
+                "cast_mend",
+                "pass_mend",
+                "advance",
+                "end_advance",
+            }
+        ),
         "attack",
     ),
     Phase("recruit", frozenset({"recruit", "end_recruit"}), "turn"),
     Phase(
         "trade",
-        frozenset({
-            "start_trade", "give_card", "request_card", "confirm_trade", "return_card",
-            "respond_offer", "end_trade",
-        }),
+        frozenset(
+            {
+                "start_trade",
+                "give_card",
+                "request_card",
+                "confirm_trade",
+                "return_card",
+                "respond_offer",
+                "end_trade",
+            }
+        ),
         "turn",
     ),
     Phase("leader", frozenset({"leader_ability", "leader_return", "leader_pass"}), "turn"),
@@ -886,7 +897,7 @@ def end_command(ctx: Ctx) -> None:
         if not s.endgame and rnd >= D.ROUND_LIMIT:
             ctx.emit(StageBegan(stage="endgame", final_round=rnd + 1))
         rnd += 1
-    ctx.emit(TurnBegan(seat=(seat + 1) % n, round=rnd))
+    ctx.emit(TurnBegan(seat=next_seat(seat, n), round=rnd))
 
 
 def board_ov(s: State, seat: Seat) -> int:
@@ -965,7 +976,9 @@ def auto_end(ctx: Ctx, seat: Seat) -> None:
         end_command(ctx)
     elif ph == "plunder" and not plunder_options(s, seat):
         finish_plunder(ctx, seat)
-    elif (ph == "heal" and not heal_options(s, seat)) or (ph == "attack" and (s.budget <= 0 or not attack_targets(s, seat))):
+    elif (ph == "heal" and not heal_options(s, seat)) or (
+        ph == "attack" and (s.budget <= 0 or not attack_targets(s, seat))
+    ):
         end_command(ctx)
 
 
@@ -1032,7 +1045,7 @@ def do_declare(ctx: Ctx, seat: Seat, m: DeclareBattle) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.target, kind="giants", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.target),
     ))  # fmt: skip
 
@@ -1461,7 +1474,7 @@ def do_gs_attack(ctx: Ctx, seat: Seat, m: GsAttack) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.region, kind="slayers", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.region),
     ))  # fmt: skip
     for u in m.slayers:

@@ -201,12 +201,16 @@ def test_scenario_9_10_stacking_replacement() -> None:
     s, _ = act(s, p, M.PlayCommand(command="recruit"))
     recruits = [m for m in legal(s, p) if isinstance(m, M.Recruit) and m.kind == "regular"]
     assert {m.remove for m in recruits} == {
-        U["storm_leader"], U["storm_champion"], U["storm_elite_1"]
+        U["storm_leader"],
+        U["storm_champion"],
+        U["storm_elite_1"],
     }
     op_before = s.op
     s, _ = act(s, p, M.Recruit(kind="regular", remove=U["storm_elite_1"]))
     assert sorted(D.UNIT_IDS[u] for u in R.giants_at(s, home)) == [
-        "storm_champion", "storm_leader", "storm_regular_1"
+        "storm_champion",
+        "storm_leader",
+        "storm_regular_1",
     ]
     assert s.op == op_before
     assert s.unit_loc[U["storm_elite_1"]] == D.SUPPLY
@@ -447,10 +451,13 @@ def test_scenario_9_22_positional_dice_modifiers() -> None:
     rerolls = [m for m in moves if isinstance(m, M.Reroll)]
     assert max(len(m.dice) for m in rerolls) == 3 and len(rerolls) == 7 + 21 + 35
     assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "block"} == {
-        1, 2
+        1,
+        2,
     }
     assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "hits"} == {
-        1, 2, 3
+        1,
+        2,
+        3,
     }
     s, _ = act(s, p, M.ConvertArcane(into="hits", count=3))
     assert not [m for m in legal(s, p) if isinstance(m, M.ConvertArcane) and m.into == "hits"]

@@ -1,0 +1,191 @@
+"""End-to-end ``SubmitMove`` through the match service.
+
+Starts its own nats-server (JetStream, file store) and valkey-server, runs the
+match service as its own process (``python -m services.match``, rules in
+process), and drives it over gRPC from this process:
+
+* **sequential**: one match at a time, one move at a time; the latency of
+  every ``SubmitMove`` as the client sees it (p50/p99);
+* **concurrent**: 64 matches played at once (one coroutine each, one move at
+  a time per match); the moves per second over the whole run.
+
+Tic-tac-toe is played with moves from seeded engine playouts (its moves do not
+depend on the entropy the service draws), so the client needs no state.
+
+``python -m bench.match_e2e [--quick]`` prints the figures as JSON; ``run()``
+returns them to ``python -m bench``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import grpc
+import msgspec
+
+from bench.stats import summary_ms
+from engine_core.registry import default_registry
+from engine_core.testing import playout
+from services.common.auth import AuthSettings, Tokens, bearer_metadata
+from services.common.servers import NatsServer, ValkeyServer
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+GAME = "tic_tac_toe"
+SECRET = "bench-secret-0123456789abcdef0123456789abcdef"
+_json = msgspec.json.Encoder()
+
+
+def _scripts(n: int) -> list[list[tuple[int, str]]]:
+    """``n`` whole tic-tac-toe games as (seat, move JSON) lists."""
+    game = default_registry().get(GAME)
+    out = []
+    for seed in range(n):
+        p = playout(game, 2, seed)
+        out.append([(s.seat, _json.encode(s.move).decode()) for s in p.steps])
+    return out
+
+
+class _Client:
+    def __init__(self, address: str) -> None:
+        self.channel = grpc.aio.insecure_channel(address)
+        self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
+        tokens = Tokens(AuthSettings(secret=SECRET))
+        self.players = ["guest:bench-x", "guest:bench-o"]
+        self.meta = [bearer_metadata(tokens.issue(p)) for p in self.players]
+
+    async def play(self, script: list[tuple[int, str]], samples: list[int] | None) -> int:
+        created = await self.stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game=GAME, players=self.players), metadata=self.meta[0]
+        )
+        for seat, move in script:
+            t = time.perf_counter_ns()
+            await self.stub.SubmitMove(
+                match_pb2.SubmitMoveRequest(match_id=created.match_id, move_json=move),
+                metadata=self.meta[seat],
+            )
+            if samples is not None:
+                samples.append(time.perf_counter_ns() - t)
+        return len(script)
+
+
+async def _sequential(address: str, moves: int) -> dict[str, Any]:
+    client = _Client(address)
+    scripts = _scripts(max(8, moves // 5))
+    await client.play(scripts[0], None)  # warm up
+    samples: list[int] = []
+    i = 1
+    while len(samples) < moves:
+        await client.play(scripts[i % len(scripts)], samples)
+        i += 1
+    await client.channel.close()
+    return {"moves": len(samples), "matches": i - 1, **summary_ms(samples)}
+
+
+async def _concurrent(address: str, matches: int, seconds: float) -> dict[str, Any]:
+    client = _Client(address)
+    scripts = _scripts(64)
+    latencies: list[int] = []
+    deadline = time.perf_counter() + seconds
+
+    async def worker(k: int) -> None:
+        i = k
+        while time.perf_counter() < deadline:
+            await client.play(scripts[i % len(scripts)], latencies)
+            i += matches
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker(k) for k in range(matches)))
+    elapsed = time.perf_counter() - started
+    moves = len(latencies)
+    await client.channel.close()
+    return {
+        "matches_at_once": matches,
+        "moves": moves,
+        "seconds": elapsed,
+        "moves_per_s": moves / elapsed,
+        "latency": summary_ms(latencies),
+    }
+
+
+def _start_service(nats: NatsServer, valkey: ValkeyServer) -> tuple[subprocess.Popen[str], str]:
+    env = {
+        **os.environ,
+        "TABLETOP_NATS_URL": nats.url,
+        "TABLETOP_REDIS_URL": valkey.url,
+        "TABLETOP_JWT_SECRET": SECRET,
+        "TABLETOP_MATCH_PORT": "0",
+        "TABLETOP_LOG_LEVEL": "WARNING",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.match"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    while True:
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError("the match service exited before listening")
+        if line.startswith("listening on"):
+            return proc, line.split()[-1]
+
+
+def _cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of a process so far (Linux; 0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str, Any]:
+    """The figures; ``cpu_ms_per_move`` is the CPU the match service process
+    (and nats-server) spent per move, which the shared machine's load does not
+    distort as much as wall-clock figures."""
+    with NatsServer() as nats, ValkeyServer() as valkey:
+        proc, address = _start_service(nats, valkey)
+        try:
+            c0, n0 = _cpu_s(proc.pid), _cpu_s(nats.pid)
+            sequential = asyncio.run(_sequential(address, moves))
+            c1, n1 = _cpu_s(proc.pid), _cpu_s(nats.pid)
+            concurrent = asyncio.run(_concurrent(address, matches, seconds))
+            c2, n2 = _cpu_s(proc.pid), _cpu_s(nats.pid)
+        finally:
+            proc.terminate()
+            proc.wait(15)
+    # warm-up and creations are included in the CPU figures (about 1 in 8 calls)
+    sequential["service_cpu_ms_per_move"] = (c1 - c0) * 1000 / sequential["moves"]
+    sequential["nats_cpu_ms_per_move"] = (n1 - n0) * 1000 / sequential["moves"]
+    concurrent["service_cpu_ms_per_move"] = (c2 - c1) * 1000 / max(1, concurrent["moves"])
+    concurrent["nats_cpu_ms_per_move"] = (n2 - n1) * 1000 / max(1, concurrent["moves"])
+    return {
+        "game": GAME,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "sequential": sequential,
+        "concurrent": concurrent,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.match_e2e", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a short run (smoke test)")
+    args = parser.parse_args(argv)
+    figures = run(moves=200, seconds=2.0) if args.quick else run()
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""``python -m services.match``: run the match service (settings from the
+environment, see ``services.match.settings``). Prints ``listening on
+<host>:<port>`` once it serves; SIGTERM or SIGINT stops it gracefully."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from services.common.logging import configure_logging
+from services.match.server import MatchServer
+from services.match.settings import MatchSettings
+
+
+async def serve(settings: MatchSettings) -> None:
+    server = await MatchServer(settings).start()
+    print(f"listening on {server.address}", flush=True)
+    await server.serve_until_signal()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m services.match",
+        description=__doc__,
+        epilog=MatchSettings.__module__ and (sys.modules[MatchSettings.__module__].__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.parse_args(argv)
+    configure_logging(service="match")
+    asyncio.run(serve(MatchSettings.from_env()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

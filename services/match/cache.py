@@ -1,0 +1,119 @@
+"""The ``ProjectionCache`` on Redis (or Valkey): one hash per match.
+
+``match:<id>`` holds ``v`` (the version, for the compare-and-set), ``p`` (the
+projection: version, sequence, state, awaiting seats, outcome), ``meta`` and
+one field ``k:<digest>`` per applied idempotency key. Writes are forward only,
+by a Lua script:
+
+* a full write (after a rebuild from the stream, which knows every key)
+  applies when the stored version is older or missing;
+* an incremental write (after one move) applies only on top of exactly the
+  previous version, so an entry rebuilt from nothing never lacks a key.
+
+Redis may lose everything at any time; a missing or stale entry is rebuilt
+from the stream by the application.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import redis.asyncio as redis
+from redis.exceptions import RedisError
+
+from engine_core.types import Outcome
+from services.match.model import MatchMeta, Projection
+
+_PUT = """
+local cur = redis.call('HGET', KEYS[1], 'v')
+local v = tonumber(ARGV[2])
+local ok
+if ARGV[1] == 'full' then
+  ok = (not cur) or tonumber(cur) < v
+else
+  ok = cur and tonumber(cur) == v - 1
+end
+if ok then
+  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'p', ARGV[3])
+  if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[4]) end
+  for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+if cur or ok then
+  local ttl = tonumber(ARGV[5])
+  if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+end
+if ok then return 1 else return 0 end
+"""
+
+
+class _Stored(msgspec.Struct, array_like=True, frozen=True):
+    version: int
+    seq: int
+    state: bytes
+    awaiting: tuple[int, ...]
+    outcome: Outcome | None
+
+
+_enc = msgspec.msgpack.Encoder()
+_stored = msgspec.msgpack.Decoder(_Stored)
+_meta = msgspec.msgpack.Decoder(MatchMeta)
+
+
+class RedisProjectionCache:
+    def __init__(self, client: redis.Redis, *, prefix: str = "match:", ttl_s: int = 86400) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.ttl_s = ttl_s
+        self._put = client.register_script(_PUT)
+
+    def key(self, match_id: str) -> str:
+        return f"{self.prefix}{match_id}"
+
+    async def get(self, match_id: str) -> Projection | None:
+        """The cached projection, or ``None`` (also when Redis is down)."""
+        try:
+            fields = await self.client.hgetall(self.key(match_id))
+        except RedisError:
+            return None
+        if not fields or b"p" not in fields or b"meta" not in fields:
+            return None
+        try:
+            stored = _stored.decode(fields[b"p"])
+            meta = _meta.decode(fields[b"meta"])
+        except msgspec.DecodeError:
+            return None
+        keys = {k[2:].decode(): int(v) for k, v in fields.items() if k.startswith(b"k:")}
+        return Projection(
+            meta=meta,
+            version=stored.version,
+            seq=stored.seq,
+            state=stored.state,
+            awaiting=stored.awaiting,
+            outcome=stored.outcome,
+            keys=keys,
+        )
+
+    async def put(self, projection: Projection, new_keys: dict[str, int] | None = None) -> bool:
+        """Store forward only. ``new_keys=None``: a full write with every key
+        of the projection; else an increment by one version adding those keys."""
+        full = new_keys is None
+        keys = projection.keys if full else new_keys
+        stored = _Stored(
+            projection.version,
+            projection.seq,
+            projection.state,
+            projection.awaiting,
+            projection.outcome,
+        )
+        args: list[bytes | str | int] = [
+            "full" if full else "inc",
+            projection.version,
+            _enc.encode(stored),
+            _enc.encode(projection.meta) if full else b"",
+            self.ttl_s,
+        ]
+        for k, v in (keys or {}).items():
+            args += [f"k:{k}", v]
+        try:
+            return bool(await self._put(keys=[self.key(projection.meta.match_id)], args=args))
+        except RedisError:
+            return False

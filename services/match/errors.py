@@ -1,0 +1,56 @@
+"""The match application's own rejections, on ``services.common.errors``
+(each carries its gRPC status; ``reason`` is a stable code for clients)."""
+
+from __future__ import annotations
+
+import grpc
+
+from services.common.errors import (
+    Aborted,
+    InvalidArgument,
+    NotFound,
+    ServiceError,
+    Unavailable,
+)
+
+__all__ = [
+    "BadRequest",
+    "MatchExists",
+    "MatchNotFound",
+    "StaleVersion",
+    "TooMuchContention",
+    "Unavailable",
+]
+
+
+class MatchNotFound(NotFound):
+    def __init__(self, message: str) -> None:
+        super().__init__("match_not_found", message)
+
+
+class MatchExists(ServiceError):
+    status = grpc.StatusCode.ALREADY_EXISTS
+
+    def __init__(self, message: str) -> None:
+        super().__init__("match_exists", message)
+
+
+class BadRequest(InvalidArgument):
+    def __init__(self, message: str, reason: str = "bad_request") -> None:
+        super().__init__(reason, message)
+
+
+class StaleVersion(Aborted):
+    """``expected_version`` is not the current version (ABORTED)."""
+
+    def __init__(self, message: str, current: int) -> None:
+        super().__init__("stale_version", message, current_version=str(current))
+        self.current = current
+
+
+class TooMuchContention(Aborted):
+    """The move lost the append race too many times in a row (ABORTED)."""
+
+    def __init__(self, message: str, current: int) -> None:
+        super().__init__("too_much_contention", message, current_version=str(current))
+        self.current = current

@@ -1,0 +1,141 @@
+"""Which matches a player is in, for ``ListMatches``, and the ``MatchFinished``
+fact for other services.
+
+The index is a JetStream key-value bucket (durable like the stream, unlike
+the Redis cache): key ``p.<hex of player id>.<match id>``, value a JSON
+summary. It is written when a match is created and when it finishes, never
+on the per-move path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import msgspec
+from nats.js import JetStreamContext, api
+from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.kv import KeyValue
+
+from services.common.auth import is_bot
+from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, MatchMeta, rfc3339
+
+
+class MatchSummary(msgspec.Struct, frozen=True, kw_only=True):
+    match_id: str
+    game: str
+    status: str
+    players: tuple[str, ...]
+    created_at: str
+
+
+class MatchFinished(msgspec.Struct, frozen=True, kw_only=True):
+    """The fact published on ``results.<match_id>`` when a match ends."""
+
+    match_id: str
+    game: str
+    players: tuple[str, ...]
+    bots: tuple[bool, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    reason: str
+    finished_at: str
+
+
+_json = msgspec.json.Encoder()
+_summary = msgspec.json.Decoder(MatchSummary)
+
+
+def _player_token(player: str) -> str:
+    return player.encode().hex() or "00"
+
+
+class MatchIndex:
+    def __init__(
+        self, js: JetStreamContext, bucket: str = "MATCH_INDEX", replicas: int = 1
+    ) -> None:
+        self.js = js
+        self.bucket = bucket
+        self.replicas = replicas
+        self._kv: KeyValue | None = None
+
+    async def open(self) -> None:
+        try:
+            self._kv = await self.js.key_value(self.bucket)
+        except (BucketNotFoundError, NotFoundError):
+            self._kv = await self.js.create_key_value(
+                api.KeyValueConfig(
+                    bucket=self.bucket,
+                    history=1,
+                    storage=api.StorageType.FILE,
+                    replicas=self.replicas,
+                )
+            )
+
+    async def record(self, meta: MatchMeta, status: str) -> None:
+        assert self._kv is not None
+        summary = MatchSummary(
+            match_id=meta.match_id,
+            game=meta.game,
+            status=status,
+            players=meta.players,
+            created_at=rfc3339(meta.created_ms),
+        )
+        data = _json.encode(summary)
+        for player in dict.fromkeys(meta.players):
+            await self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
+
+    async def matches_of(self, player: str, status: str | None = None) -> list[MatchSummary]:
+        """Newest first (match ids sort by creation time)."""
+        assert self._kv is not None
+        watcher = await self._kv.watch(f"p.{_player_token(player)}.>", ignore_deletes=True)
+        out: list[MatchSummary] = []
+        try:
+            while True:
+                entry = await watcher.updates(timeout=5.0)
+                if entry is None:
+                    break
+                if entry.value:
+                    s = _summary.decode(entry.value)
+                    if status is None or s.status == status:
+                        out.append(s)
+        finally:
+            with contextlib.suppress(Exception):
+                await watcher.stop()
+        out.sort(key=lambda s: (s.created_at, s.match_id), reverse=True)
+        return out
+
+
+def finished_fact(meta: MatchMeta, commit: Commit) -> MatchFinished:
+    assert commit.outcome is not None
+    return MatchFinished(
+        match_id=meta.match_id,
+        game=meta.game,
+        players=meta.players,
+        bots=tuple(is_bot(p) for p in meta.players),
+        ranks=commit.outcome.ranks,
+        scores=commit.outcome.scores,
+        reason=commit.outcome.reason,
+        finished_at=rfc3339(commit.time_ms),
+    )
+
+
+async def publish_finished(
+    js: JetStreamContext, subject_prefix: str, stream: str, fact: MatchFinished
+) -> None:
+    await js.publish(
+        f"{subject_prefix}.{fact.match_id}",
+        _json.encode(fact),
+        stream=stream,
+        headers={"Nats-Msg-Id": f"finished:{fact.match_id}"},
+    )
+
+
+__all__ = [
+    "STATUS_ACTIVE",
+    "STATUS_FINISHED",
+    "MatchFinished",
+    "MatchIndex",
+    "MatchSummary",
+    "finished_fact",
+    "publish_finished",
+]

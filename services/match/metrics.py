@@ -1,0 +1,31 @@
+"""Prometheus metrics of the match service (served on the metrics port)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+SUBMIT_SECONDS = Histogram(
+    "tabletop_match_submit_seconds",
+    "SubmitMove handled by the application, by result",
+    ["result"],
+    buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0),
+)
+APPEND_CONFLICTS = Counter(
+    "tabletop_match_append_conflicts_total",
+    "Appends that met another commit first (JetStream 10071)",
+)
+IDEMPOTENT_REPLIES = Counter(
+    "tabletop_match_idempotent_replies_total",
+    "Submits answered from an earlier commit with the same idempotency key",
+)
+REBUILDS = Counter(
+    "tabletop_match_projection_rebuilds_total",
+    "Projections folded from the stream (cache miss)",
+)
+CATCH_UPS = Counter(
+    "tabletop_match_projection_catch_ups_total",
+    "Projections brought forward with the commits since them",
+)
+MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
+MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
+WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")

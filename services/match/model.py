@@ -1,0 +1,183 @@
+"""The match service's own data: commits (the truth, in JetStream), the
+projection (a cache of the fold, in Redis and in memory) and the rules'
+decisions.
+
+One JetStream message per commit, msgpack-encoded ``Commit``. Version 0 is the
+creation commit (game, players, options, setup events); version ``k`` is the
+``k``-th accepted move. The commit that ends the match carries its outcome.
+Each commit keeps, besides the events, the events as every seat (and a
+spectator) may see them, computed once by the rules when the move was decided:
+watchers, replays and retried submits are answered from the commit without
+asking the rules again, and what a seat was shown never changes afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from datetime import UTC, datetime
+
+import msgspec
+
+from engine_core.types import Outcome
+
+KIND_CREATED = "created"
+KIND_MOVE = "move"
+
+STATUS_ACTIVE = "active"
+STATUS_FINISHED = "finished"
+
+
+class MatchOptions(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """Options of the match itself (not the game's)."""
+
+    public_replay: bool = False
+
+
+class Decision(msgspec.Struct, frozen=True, kw_only=True):
+    """What the rules answered for a setup or a move.
+
+    ``state`` is the new state in its envelope (opaque to the match service).
+    ``events`` are JSON texts; ``redacted[s]`` are the events as seat ``s``
+    sees them and ``redacted[-1]`` as a spectator does (``None`` = hidden).
+    """
+
+    state: bytes
+    events: tuple[str, ...]
+    redacted: tuple[tuple[str | None, ...], ...]
+    awaiting: tuple[int, ...]
+    outcome: Outcome | None
+    rules_version: str
+
+
+class Commit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One message of a match's stream."""
+
+    version: int
+    kind: str
+    time_ms: int
+    entropy: bytes
+    events: tuple[str, ...]
+    redacted: tuple[tuple[str | None, ...], ...]
+    rules_version: str
+    awaiting: tuple[int, ...] = ()
+    outcome: Outcome | None = None
+    # a move
+    seat: int | None = None
+    player: str = ""
+    move: str = ""
+    key: str = ""  # the idempotency key's digest (scoped to match and caller)
+    # the creation
+    game: str = ""
+    players: tuple[str, ...] = ()
+    options: str = ""
+    match_options: MatchOptions | None = None
+    creator: str = ""
+
+    def visible_events(self, seat: int | None) -> tuple[str, ...]:
+        row = self.redacted[-1 if seat is None else seat]
+        return tuple(e for e in row if e is not None)
+
+    @property
+    def committed_at(self) -> str:
+        return rfc3339(self.time_ms)
+
+
+class MatchMeta(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the creation commit fixed, plus the status."""
+
+    match_id: str
+    game: str
+    players: tuple[str, ...]
+    options: str
+    match_options: MatchOptions
+    rules_version: str
+    created_ms: int
+    creator: str = ""
+
+    @classmethod
+    def from_creation(cls, match_id: str, commit: Commit) -> MatchMeta:
+        return cls(
+            match_id=match_id,
+            game=commit.game,
+            players=commit.players,
+            options=commit.options,
+            match_options=commit.match_options or MatchOptions(),
+            rules_version=commit.rules_version,
+            created_ms=commit.time_ms,
+            creator=commit.creator,
+        )
+
+
+class Projection(msgspec.Struct, frozen=True, kw_only=True):
+    """A match folded up to ``version`` (stream sequence ``seq``).
+
+    ``keys`` maps every idempotency key digest applied so far to the stream
+    sequence of its commit, so a retried submit is answered from that commit
+    without deciding again.
+    """
+
+    meta: MatchMeta
+    version: int
+    seq: int
+    state: bytes
+    awaiting: tuple[int, ...]
+    outcome: Outcome | None
+    keys: dict[str, int]
+
+    @property
+    def status(self) -> str:
+        return STATUS_FINISHED if self.outcome is not None else STATUS_ACTIVE
+
+
+commit_encoder = msgspec.msgpack.Encoder()
+commit_decoder = msgspec.msgpack.Decoder(Commit)
+
+
+def encode_commit(commit: Commit) -> bytes:
+    return commit_encoder.encode(commit)
+
+
+def decode_commit(data: bytes) -> Commit:
+    return commit_decoder.decode(data)
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def rfc3339(ms: int) -> str:
+    return (
+        datetime.fromtimestamp(ms / 1000, tz=UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def new_match_id(seed: bytes | None = None) -> str:
+    """A ULID-like id: 48 bits of milliseconds then 80 random bits, in 26
+    characters of Crockford base32 (so ids sort by creation time). With
+    ``seed`` (an idempotency key), all 128 bits come from its digest, so the
+    same seed always names the same match."""
+    if seed is not None:
+        n = int.from_bytes(hashlib.sha256(seed).digest()[:16], "big")
+    else:
+        n = (now_ms() << 80) | int.from_bytes(os.urandom(10), "big")
+    out = []
+    for _ in range(26):
+        out.append(_CROCKFORD[n & 31])
+        n >>= 5
+    return "".join(reversed(out))
+
+
+def key_digest(match_id: str, player: str, key: str) -> str:
+    """The idempotency key as stored: scoped to the match and the caller."""
+    return hashlib.sha256(f"{match_id}\0{player}\0{key}".encode()).hexdigest()[:32]
+
+
+def valid_match_id(match_id: str) -> bool:
+    return 0 < len(match_id) <= 64 and all(c.isalnum() or c in "-_" for c in match_id)

@@ -1,0 +1,91 @@
+"""The match service's settings, read once from ``TABLETOP_*`` variables.
+
+| variable                              | default                  |
+|---------------------------------------|--------------------------|
+| TABLETOP_MATCH_HOST                   | 127.0.0.1                |
+| TABLETOP_MATCH_PORT                   | 0 (a free port)          |
+| TABLETOP_MATCH_METRICS_PORT           | -1 (off; 0 = a free port)|
+| TABLETOP_NATS_URL                     | nats://127.0.0.1:4222    |
+| TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
+| TABLETOP_RULES_ADDR                   | "" (rules in process)    |
+| TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
+| TABLETOP_MATCH_STREAM                 | MATCHES                  |
+| TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
+| TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
+| TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
+| TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
+| TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
+| TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
+| TABLETOP_MATCH_GRACE_S                | 5                        |
+| TABLETOP_JWT_*                        | see services.common.auth |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from services.common.auth import AuthSettings
+
+
+def _flag(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchSettings:
+    host: str = "127.0.0.1"
+    port: int = 0
+    metrics_port: int = -1
+    nats_url: str = "nats://127.0.0.1:4222"
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    rules_addr: str = ""
+    rules_timeout_s: float = 2.0
+    stream: str = "MATCHES"
+    stream_replicas: int = 1
+    duplicate_window_s: float = 120.0
+    results_stream: str = "RESULTS"
+    index_bucket: str = "MATCH_INDEX"
+    decide_attempts: int = 5
+    hot_cache: int = 1024
+    cache_ttl_s: int = 86400
+    players_may_create: bool = True
+    grace_s: float = 5.0
+    auth: AuthSettings = field(default_factory=AuthSettings)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> MatchSettings:
+        env = os.environ if env is None else env
+        d = cls()
+
+        def get(name: str, default: Any, cast: Any = str) -> Any:
+            value = env.get(name)
+            return default if value is None or value == "" else cast(value)
+
+        return cls(
+            host=get("TABLETOP_MATCH_HOST", d.host),
+            port=get("TABLETOP_MATCH_PORT", d.port, int),
+            metrics_port=get("TABLETOP_MATCH_METRICS_PORT", d.metrics_port, int),
+            nats_url=get("TABLETOP_NATS_URL", d.nats_url),
+            redis_url=get("TABLETOP_REDIS_URL", d.redis_url),
+            rules_addr=get("TABLETOP_RULES_ADDR", d.rules_addr),
+            rules_timeout_s=get("TABLETOP_RULES_TIMEOUT_S", d.rules_timeout_s, float),
+            stream=get("TABLETOP_MATCH_STREAM", d.stream),
+            stream_replicas=get("TABLETOP_MATCH_STREAM_REPLICAS", d.stream_replicas, int),
+            duplicate_window_s=get(
+                "TABLETOP_MATCH_DUPLICATE_WINDOW_S", d.duplicate_window_s, float
+            ),
+            decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
+            hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
+            cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),
+            players_may_create=get(
+                "TABLETOP_MATCH_PLAYERS_MAY_CREATE", d.players_may_create, _flag
+            ),
+            grace_s=get("TABLETOP_MATCH_GRACE_S", d.grace_s, float),
+            auth=AuthSettings.from_env(env),
+        )
+
+    def with_(self, **changes: Any) -> MatchSettings:
+        return replace(self, **changes)

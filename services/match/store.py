@@ -1,0 +1,214 @@
+"""The ``EventStore`` on NATS JetStream: one stream, subject ``match.<id>``.
+
+Appends carry ``Nats-Expected-Last-Subject-Sequence`` (optimistic concurrency
+per match; ``0`` = the subject has no message yet) and ``Nats-Msg-Id``
+(deduplication within the stream's duplicate window). A stale expected
+sequence is JetStream error 10071, surfaced as ``AppendConflict``.
+
+Reads: the last commit by direct get; a few commits by direct "next by
+subject" gets; many (a rebuild) or an endless follow (a watcher) by an
+ordered push consumer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import nats.errors
+from nats.js import JetStreamContext, api
+from nats.js.errors import APIError, BadRequestError, NotFoundError
+
+from services.match.model import Commit, decode_commit, encode_commit
+from services.match.ports import AppendConflict
+
+ERR_WRONG_LAST_SEQUENCE = 10071
+ERR_STREAM_NAME_IN_USE = 10058
+
+_DIRECT_READ_LIMIT = 16
+"""Gaps up to this many commits are read by direct gets, longer by a consumer."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamConfig:
+    name: str = "MATCHES"
+    subject_prefix: str = "match"
+    replicas: int = 1
+    duplicate_window_s: float = 120.0
+    results_name: str = "RESULTS"
+    results_prefix: str = "results"
+
+
+class StoreUnavailable(Exception):
+    """JetStream did not answer in time."""
+
+
+async def ensure_streams(js: JetStreamContext, config: StreamConfig) -> None:
+    """Create the match and results streams if they do not exist yet.
+
+    An existing stream is left as it is (its operator may have tuned it)."""
+    for name, prefix in (
+        (config.name, config.subject_prefix),
+        (config.results_name, config.results_prefix),
+    ):
+        cfg = api.StreamConfig(
+            name=name,
+            subjects=[f"{prefix}.*"],
+            storage=api.StorageType.FILE,
+            num_replicas=config.replicas,
+            duplicate_window=config.duplicate_window_s,
+            allow_direct=True,
+            retention=api.RetentionPolicy.LIMITS,
+            discard=api.DiscardPolicy.OLD,
+        )
+        try:
+            await js.add_stream(cfg)
+        except (BadRequestError, APIError) as e:
+            if e.err_code != ERR_STREAM_NAME_IN_USE:
+                raise
+
+
+class JetStreamStore:
+    def __init__(self, js: JetStreamContext, config: StreamConfig, timeout_s: float = 5.0) -> None:
+        self.js = js
+        self.config = config
+        self.timeout_s = timeout_s
+
+    def subject(self, match_id: str) -> str:
+        return f"{self.config.subject_prefix}.{match_id}"
+
+    async def append(
+        self, match_id: str, commit: Commit, expected_seq: int, msg_id: str
+    ) -> tuple[int, bool]:
+        headers = {
+            "Nats-Expected-Last-Subject-Sequence": str(expected_seq),
+            "Nats-Msg-Id": msg_id,
+        }
+        try:
+            ack = await self.js.publish(
+                self.subject(match_id),
+                encode_commit(commit),
+                timeout=self.timeout_s,
+                stream=self.config.name,
+                headers=headers,
+            )
+        except APIError as e:
+            if e.err_code == ERR_WRONG_LAST_SEQUENCE:
+                raise AppendConflict(str(e)) from None
+            raise
+        except nats.errors.Error as e:  # timeout, no responders, connection closed...
+            raise StoreUnavailable(f"JetStream did not acknowledge: {e!r}") from None
+        return ack.seq, bool(ack.duplicate)
+
+    async def last_seq(self, match_id: str) -> int:
+        try:
+            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
+        except NotFoundError:
+            return 0
+        except APIError:
+            raise
+        except nats.errors.Error as e:
+            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+        assert msg.seq is not None
+        return msg.seq
+
+    async def last(self, match_id: str) -> tuple[int, Commit] | None:
+        try:
+            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
+        except NotFoundError:
+            return None
+        except APIError:
+            raise
+        except nats.errors.Error as e:
+            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+        assert msg.seq is not None and msg.data is not None
+        return msg.seq, decode_commit(msg.data)
+
+    async def commit_at(self, seq: int) -> Commit:
+        msg = await self.js.get_msg(self.config.name, seq=seq, direct=True)
+        assert msg.data is not None
+        return decode_commit(msg.data)
+
+    async def first(self, match_id: str) -> tuple[int, Commit] | None:
+        """The creation commit."""
+        try:
+            msg = await self.js.get_msg(
+                self.config.name, seq=1, subject=self.subject(match_id), next=True, direct=True
+            )
+        except NotFoundError:
+            return None
+        assert msg.seq is not None and msg.data is not None
+        return msg.seq, decode_commit(msg.data)
+
+    async def commits(
+        self,
+        match_id: str,
+        after_seq: int = 0,
+        *,
+        follow: bool = False,
+        upto_seq: int | None = None,
+    ) -> AsyncIterator[tuple[int, Commit]]:
+        """Commits after ``after_seq`` up to the last one (or ``upto_seq``);
+        with ``follow``, then every new one, forever."""
+        if not follow:
+            last = await self.last_seq(match_id) if upto_seq is None else upto_seq
+            if last <= after_seq:
+                return
+            if last - after_seq <= _DIRECT_READ_LIMIT:
+                seq = after_seq
+                while seq < last:
+                    try:
+                        msg = await self.js.get_msg(
+                            self.config.name,
+                            seq=seq + 1,
+                            subject=self.subject(match_id),
+                            next=True,
+                            direct=True,
+                        )
+                    except NotFoundError:
+                        return
+                    assert msg.seq is not None and msg.data is not None
+                    if msg.seq > last:
+                        return
+                    seq = msg.seq
+                    yield seq, decode_commit(msg.data)
+                return
+        else:
+            last = None
+        async for item in self._consume(match_id, after_seq, last):
+            yield item
+
+    async def _consume(
+        self, match_id: str, after_seq: int, last: int | None
+    ) -> AsyncIterator[tuple[int, Commit]]:
+        if after_seq > 0:
+            config = api.ConsumerConfig(
+                deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after_seq + 1
+            )
+        else:
+            config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL)
+        sub = await self.js.subscribe(
+            self.subject(match_id),
+            stream=self.config.name,
+            ordered_consumer=True,
+            config=config,
+            idle_heartbeat=1.0,
+        )
+        try:
+            while True:
+                timeout = None if last is None else self.timeout_s
+                try:
+                    msg = await sub.next_msg(timeout=timeout)
+                except nats.errors.TimeoutError:
+                    raise StoreUnavailable("JetStream stopped delivering commits") from None
+                seq = msg.metadata.sequence.stream
+                if seq <= after_seq:
+                    continue
+                yield seq, decode_commit(msg.data)
+                if last is not None and seq >= last:
+                    return
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(sub.unsubscribe())

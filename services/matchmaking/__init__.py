@@ -1,0 +1,1 @@
+"""The matchmaking service: tickets in, matches out; ratings from finished matches."""

@@ -1,0 +1,220 @@
+"""The Lua scripts that make ticket state changes atomic in Redis.
+
+Keys (single Redis/valkey node; scripts derive keys from ticket ids):
+
+- ``mm:t:<id>``   hash, one ticket (fields in ``store.TicketRecord``)
+- ``mm:q:<game>:<options hash>:<n>``  sorted set, the searching tickets that accept
+  ``n`` players, scored by rating; member ``<id>|<size>|<enqueued ms>|<bots 0/1>``
+- ``mm:queues``   set of every queue key ever used
+- ``mm:p:<player>``  the ticket a player is queued with (one at a time)
+- ``mm:exp``      sorted set: ticket id by expiry time (ms)
+- ``mm:watch``    sorted set: ticket id by watcher deadline (ms)
+- channel ``mm:events``: ticket ids (space-separated), published when tickets end
+- stream ``mm:bots``: one entry per match with bot seats, for the bot worker
+
+Ticket states: ``searching`` -> ``claimed`` (by one matchmaker, token in
+``claim``) -> ``matched``; ``searching`` -> ``cancelled`` / ``expired``;
+``claimed`` -> ``searching`` again if creating the match failed.
+"""
+
+from __future__ import annotations
+
+_FINISH = """
+local ended = {}
+local clock = redis.call('TIME')
+local now_ms = clock[1] * 1000 + math.floor(clock[2] / 1000)
+local function finish(key, id, state, reason, ttl, in_queues)
+  local f = redis.call('HMGET', key, 'member', 'queues', 'players')
+  if in_queues then
+    for _, q in ipairs(cjson.decode(f[2])) do redis.call('ZREM', q, f[1]) end
+  end
+  for _, p in ipairs(cjson.decode(f[3])) do
+    local pk = 'mm:p:' .. p
+    if redis.call('GET', pk) == id then redis.call('DEL', pk) end
+  end
+  redis.call('ZREM', 'mm:exp', id)
+  redis.call('ZREM', 'mm:watch', id)
+  redis.call('HSET', key, 'state', state, 'reason', reason, 'ended_ms', now_ms)
+  redis.call('HDEL', key, 'claim')
+  redis.call('PEXPIRE', key, ttl)
+  ended[#ended + 1] = id
+end
+-- One message for every ticket a script ended: space-separated ids.
+local function publish_ended()
+  if #ended > 0 then redis.call('PUBLISH', 'mm:events', table.concat(ended, ' ')) end
+end
+"""
+
+# ARGV: id, hash ttl ms, expires ms, rating, member, players json, queues json,
+#       flat field list json
+ENQUEUE = """
+local players = cjson.decode(ARGV[6])
+for _, p in ipairs(players) do
+  local held = redis.call('GET', 'mm:p:' .. p)
+  if held then
+    local st = redis.call('HGET', 'mm:t:' .. held, 'state')
+    if st == 'searching' or st == 'claimed' then return {0, p, held} end
+  end
+end
+local key = 'mm:t:' .. ARGV[1]
+redis.call('HSET', key, unpack(cjson.decode(ARGV[8])))
+redis.call('PEXPIRE', key, ARGV[2])
+for _, p in ipairs(players) do redis.call('SET', 'mm:p:' .. p, ARGV[1], 'PX', ARGV[2]) end
+for _, q in ipairs(cjson.decode(ARGV[7])) do
+  redis.call('ZADD', q, ARGV[4], ARGV[5])
+  redis.call('SADD', 'mm:queues', q)
+end
+redis.call('ZADD', 'mm:exp', ARGV[3], ARGV[1])
+return {1}
+"""
+
+# ARGV: id, new state, reason, result ttl ms. Ends a searching ticket;
+# answers {1, new state} or {0, the state it is in}.
+END = (
+    _FINISH
+    + """
+local key = 'mm:t:' .. ARGV[1]
+local st = redis.call('HGET', key, 'state')
+if not st then return {0, 'missing'} end
+if st ~= 'searching' then return {0, st} end
+finish(key, ARGV[1], ARGV[2], ARGV[3], ARGV[4], true)
+publish_ended()
+return {1, ARGV[2]}
+"""
+)
+
+# ARGV: now ms, claim timeout ms, result ttl ms, limit.
+# Expires overdue tickets and cancels those whose watchers are gone.
+SWEEP = (
+    _FINISH
+    + """
+local now = tonumber(ARGV[1])
+local done = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', 'mm:exp', '-inf', now, 'LIMIT', 0, ARGV[4])) do
+  local key = 'mm:t:' .. id
+  local st = redis.call('HGET', key, 'state')
+  if st == 'searching' then
+    finish(key, id, 'expired', 'expired', ARGV[3], true); done = done + 1
+  elseif st == 'claimed' then
+    if tonumber(redis.call('HGET', key, 'expires_ms')) + tonumber(ARGV[2]) < now then
+      finish(key, id, 'expired', 'claim_timeout', ARGV[3], false); done = done + 1
+    end
+  else
+    redis.call('ZREM', 'mm:exp', id)
+  end
+end
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', 'mm:watch', '-inf', now, 'LIMIT', 0, ARGV[4])) do
+  local key = 'mm:t:' .. id
+  local st = redis.call('HGET', key, 'state')
+  if st == 'searching' then
+    finish(key, id, 'cancelled', 'watcher_lost', ARGV[3], true); done = done + 1
+  elseif st ~= 'claimed' then
+    redis.call('ZREM', 'mm:watch', id)
+  end
+end
+publish_ended()
+return done
+"""
+)
+
+# KEYS: queues. Answers one string per queue, "member\tscore\n..." (one bulk
+# string per queue parses far faster client-side than 2 per member).
+READ_QUEUES = """
+local out = {}
+for i, q in ipairs(KEYS) do
+  local rows = redis.call('ZRANGE', q, 0, -1, 'WITHSCORES')
+  local lines = {}
+  for j = 1, #rows, 2 do lines[#lines + 1] = rows[j] .. '\\t' .. rows[j + 1] end
+  out[i] = table.concat(lines, '\\n')
+end
+return out
+"""
+
+# KEYS[1]: the queue the groups were read from.
+# ARGV: now ms, claim token, groups json ([[member, ...], ...]).
+# Claims each group whole or not at all. Answers json
+# {"ok": [1/0 per group], "tickets": {id: [players json, options json]}} with
+# what match creation needs of every claimed ticket.
+CLAIM = """
+local now = tonumber(ARGV[1])
+local res = {}
+local info = {}
+local any = false
+for gi, group in ipairs(cjson.decode(ARGV[3])) do
+  local ok = 1
+  for _, m in ipairs(group) do
+    local key = 'mm:t:' .. string.match(m, '^[^|]+')
+    local f = redis.call('HMGET', key, 'state', 'expires_ms')
+    local st = f[1]
+    if st ~= 'searching' then
+      ok = 0
+      if st ~= 'claimed' then redis.call('ZREM', KEYS[1], m) end
+    elseif tonumber(f[2]) <= now then
+      ok = 0
+    end
+  end
+  if ok == 1 then
+    for _, m in ipairs(group) do
+      local key = 'mm:t:' .. string.match(m, '^[^|]+')
+      redis.call('HSET', key, 'state', 'claimed', 'claim', ARGV[2])
+      local f = redis.call('HMGET', key, 'queues', 'players', 'opts')
+      for _, q in ipairs(cjson.decode(f[1])) do
+        redis.call('ZREM', q, m)
+      end
+      info[string.match(m, '^[^|]+')] = {f[2], f[3] or ''}
+      any = true
+    end
+  end
+  res[gi] = ok
+end
+if not any then info = {_ = 0} end
+return cjson.encode({ok = res, tickets = info})
+"""
+
+# ARGV: claim token, result ttl ms, matches json
+#   [{"tickets": [id...], "match_id": s, "seats": {id: {player: seat}},
+#     "players": n, "bots": k, "game": g, "bot_players": {player: seat}}]
+# Marks claimed tickets matched; queues a bot job per match with bots.
+FINALIZE = (
+    _FINISH
+    + """
+local done = 0
+for _, m in ipairs(cjson.decode(ARGV[3])) do
+  for _, id in ipairs(m.tickets) do
+    local key = 'mm:t:' .. id
+    local f = redis.call('HMGET', key, 'state', 'claim')
+    if f[1] == 'claimed' and f[2] == ARGV[1] then
+      redis.call('HSET', key, 'match_id', m.match_id, 'seats', cjson.encode(m.seats[id]),
+                 'player_count', m.players, 'nbots', m.bots)
+      finish(key, id, 'matched', '', ARGV[2], false)
+      done = done + 1
+    end
+  end
+  if m.bots > 0 then
+    redis.call('XADD', 'mm:bots', 'MAXLEN', '~', 100000, '*', 'match_id', m.match_id,
+               'game', m.game, 'bots', cjson.encode(m.bot_players))
+  end
+end
+publish_ended()
+return done
+"""
+)
+
+# ARGV: claim token, ids json. Puts claimed tickets back in their queues.
+RELEASE = """
+local done = 0
+for _, id in ipairs(cjson.decode(ARGV[2])) do
+  local key = 'mm:t:' .. id
+  if redis.call('HGET', key, 'state') == 'claimed' and redis.call('HGET', key, 'claim') == ARGV[1] then
+    redis.call('HSET', key, 'state', 'searching')
+    redis.call('HDEL', key, 'claim')
+    local member = redis.call('HGET', key, 'member')
+    local rating = redis.call('HGET', key, 'rating')
+    for _, q in ipairs(cjson.decode(redis.call('HGET', key, 'queues'))) do
+      redis.call('ZADD', q, rating, member)
+    end
+    done = done + 1
+  end
+end
+return done
+"""

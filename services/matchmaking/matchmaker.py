@@ -1,0 +1,175 @@
+"""The matchmaker loop: sweep, read the queues, pair, claim, create, finalise.
+
+One round (``run_once``) costs a handful of Redis round trips however many
+tickets wait: one sweep script, one pipelined read of every queue, one claim
+script per queue, one finalise script for every match made. Match creation
+runs concurrently (``create_concurrency`` calls in flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+import uuid
+from dataclasses import dataclass
+
+import structlog
+
+from services.matchmaking import metrics
+from services.matchmaking.pairing import Candidate, Group, form_groups
+from services.matchmaking.ports import MatchCreator
+from services.matchmaking.settings import MatchmakingSettings
+from services.matchmaking.store import (
+    ClaimedTicket,
+    MatchResult,
+    TicketStore,
+    now_ms,
+    parse_queue_key,
+)
+
+log = structlog.get_logger("matchmaking.matchmaker")
+
+BOT_PREFIX = "bot:"
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStats:
+    tickets_seen: int = 0
+    groups: int = 0
+    claimed: int = 0
+    matches: int = 0
+    failed: int = 0
+    swept: int = 0
+
+
+class Matchmaker:
+    def __init__(
+        self,
+        store: TicketStore,
+        creator: MatchCreator,
+        settings: MatchmakingSettings,
+        *,
+        name: str | None = None,
+        bot_kind: str = "greedy",
+    ) -> None:
+        self.store = store
+        self.creator = creator
+        self.settings = settings
+        self.name = name or uuid.uuid4().hex[:8]
+        self.bot_kind = bot_kind
+        self._sem = asyncio.Semaphore(settings.create_concurrency)
+        self._rng = random.Random()
+
+    async def run_once(self) -> RoundStats:
+        with metrics.ROUND_SECONDS.time():
+            stats = await self._round()
+        if stats.swept:
+            metrics.TICKETS_SWEPT.inc(stats.swept)
+        if stats.failed:
+            metrics.CREATE_FAILURES.inc(stats.failed)
+        return stats
+
+    async def _round(self) -> RoundStats:
+        s = self.settings
+        at = now_ms()
+        swept = await self.store.sweep(at)
+        keys = await self.store.queues()
+        if not keys:
+            return RoundStats(swept=swept)
+        queues = await self.store.read_queues(keys)
+        token = f"{self.name}:{uuid.uuid4().hex[:12]}"
+        taken: set[str] = set()
+        claimed: list[tuple[str, Group]] = []
+        info: dict[str, ClaimedTicket] = {}
+        seen = groups_n = 0
+        # Larger matches first: a ticket accepting 2 or 4 players fills a 4 before a 2.
+        for key in sorted(keys, key=lambda k: -parse_queue_key(k)[2]):
+            entries = queues[key]
+            if not entries:
+                continue
+            seen += len(entries)
+            _, _, n = parse_queue_key(key)
+            by_id = {e.ticket_id: e for e in entries}
+            cands = [
+                Candidate(e.ticket_id, e.size, e.rating, (at - e.created_ms) / 1000.0, e.allow_bots)
+                for e in entries
+            ]
+            groups = form_groups(cands, n, s.window, s.bot_fill_after_s, skip=taken)
+            if not groups:
+                continue
+            groups_n += len(groups)
+            res = await self.store.claim(
+                key, [[by_id[t.ticket_id].member for t in g.tickets] for g in groups], token, at
+            )
+            info.update(res.tickets)
+            for g, won in zip(groups, res.won, strict=True):
+                if won:
+                    taken.update(t.ticket_id for t in g.tickets)
+                    claimed.append((key, g))
+        if not claimed:
+            return RoundStats(seen, groups_n, 0, 0, 0, swept)
+        results = await asyncio.gather(
+            *(self._create(k, g, [info[t.ticket_id] for t in g.tickets]) for k, g in claimed)
+        )
+        made = [r for r in results if isinstance(r, MatchResult)]
+        failed = [
+            t.ticket_id
+            for (_, g), r in zip(claimed, results, strict=True)
+            if r is None
+            for t in g.tickets
+        ]
+        if made:
+            await self.store.finalize(token, made)
+        if failed:
+            await self.store.release(token, failed)
+        return RoundStats(seen, groups_n, len(claimed), len(made), len(claimed) - len(made), swept)
+
+    async def _create(
+        self, queue: str, group: Group, tickets: list[ClaimedTicket]
+    ) -> MatchResult | None:
+        game, _, n = parse_queue_key(queue)
+        players: list[str] = []
+        owner: dict[str, str] = {}
+        options_json = ""
+        for rec in tickets:
+            options_json = rec.options_json
+            for p in rec.players:
+                players.append(p)
+                owner[p] = rec.ticket_id
+        bots = [f"{BOT_PREFIX}{self.bot_kind}-{i + 1}" for i in range(group.bots)]
+        order = players + bots
+        self._rng.shuffle(order)
+        async with self._sem:
+            try:
+                created = await self.creator.create_match(game, order, options_json)
+            except Exception as e:  # the match service said no or is down: release
+                log.warning("create_match_failed", game=game, players=n, error=str(e))
+                return None
+        seats: dict[str, dict[str, int]] = {rec.ticket_id: {} for rec in tickets}
+        for p in players:
+            seats[owner[p]][p] = created.seats[p]
+        metrics.MATCHES_MADE.labels(game, str(n)).inc()
+        if bots:
+            metrics.BOT_SEATS.labels(game).inc(len(bots))
+        return MatchResult(
+            tickets=tuple(t.ticket_id for t in group.tickets),
+            match_id=created.match_id,
+            game=game,
+            player_count=n,
+            seats=seats,
+            bot_players={b: created.seats[b] for b in bots},
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Rounds until ``stop`` is set; errors are logged and the loop goes on."""
+        while not stop.is_set():
+            try:
+                stats = await self.run_once()
+                if stats.matches or stats.swept:
+                    log.info("round", **dataclasses.asdict(stats))
+            except Exception:
+                log.exception("round_failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self.settings.tick_s)

@@ -1,0 +1,141 @@
+"""The gRPC face: proto in, one call to the application, proto out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import jwt
+
+from services.common.logging import bind
+from services.matchmaking.app import Caller, Matchmaking, TicketUpdate
+from services.matchmaking.errors import NotAuthenticated
+from services.matchmaking.ratings import PlayerRating
+from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
+from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+SERVICE_NAME = pb.DESCRIPTOR.services_by_name["MatchmakingService"].full_name
+
+_STATES = {
+    "searching": pb.TICKET_STATE_SEARCHING,
+    "matched": pb.TICKET_STATE_MATCHED,
+    "cancelled": pb.TICKET_STATE_CANCELLED,
+    "expired": pb.TICKET_STATE_EXPIRED,
+}
+
+
+class TokenVerifier:
+    """The caller of a request, from ``authorization: Bearer <jwt>`` metadata."""
+
+    def __init__(self, secret: str, algorithm: str = "HS256") -> None:
+        self.secret = secret
+        self.algorithm = algorithm
+
+    def caller(self, metadata: Any) -> Caller:
+        token = ""
+        for key, value in metadata or ():
+            if key.lower() == "authorization":
+                scheme, _, token = str(value).partition(" ")
+                if scheme.lower() != "bearer":
+                    token = ""
+        if not token:
+            raise NotAuthenticated("missing_token", "authorization: Bearer <token> is required")
+        try:
+            claims = jwt.decode(
+                token.strip(),
+                self.secret,
+                algorithms=[self.algorithm],
+                options={"verify_aud": False},
+            )
+        except jwt.InvalidTokenError as e:
+            raise NotAuthenticated("invalid_token", f"invalid token: {e}") from None
+        sub = claims.get("sub")
+        if not isinstance(sub, str) or not sub:
+            raise NotAuthenticated("invalid_token", "the token has no subject")
+        return Caller(sub, claims.get("role") == "service")
+
+
+def _rating(r: PlayerRating) -> pb.Rating:
+    return pb.Rating(
+        player_id=r.player_id,
+        game=r.game,
+        mu=r.mu,
+        sigma=r.sigma,
+        ordinal=r.ordinal,
+        matches=r.matches,
+    )
+
+
+def ticket_update(u: TicketUpdate) -> pb.TicketUpdate:
+    msg = pb.TicketUpdate(ticket_id=u.ticket_id, state=_STATES[u.state], reason=u.reason)
+    if u.state == "searching":
+        msg.searching.CopyFrom(
+            pb.Searching(rating_window=u.rating_window, waited_seconds=u.waited_s, rating=u.rating)
+        )
+    elif u.state == "matched":
+        msg.matched.CopyFrom(
+            pb.Matched(
+                match_id=u.match_id,
+                seat=u.seat,
+                seats=u.seats or {},
+                player_count=u.player_count,
+                bots=u.bots,
+            )
+        )
+    return msg
+
+
+class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
+    """Errors are raised as ``services.common.errors`` exceptions; the server's
+    ``ErrorInterceptor`` turns them into statuses."""
+
+    def __init__(self, app: Matchmaking, verifier: TokenVerifier) -> None:
+        self.app = app
+        self.verifier = verifier
+
+    def _caller(self, context) -> Caller:
+        caller = self.verifier.caller(context.invocation_metadata())
+        bind(player=caller.player_id)
+        return caller
+
+    async def Enqueue(self, request: pb.EnqueueRequest, context) -> pb.EnqueueResponse:
+        bind(game=request.game)
+        tid = await self.app.enqueue(
+            self._caller(context),
+            request.game,
+            list(request.player_counts),
+            request.options_json,
+            list(request.party),
+            request.allow_bots,
+        )
+        bind(ticket=tid)
+        return pb.EnqueueResponse(ticket_id=tid)
+
+    async def CancelTicket(
+        self, request: pb.CancelTicketRequest, context
+    ) -> pb.CancelTicketResponse:
+        bind(ticket=request.ticket_id)
+        state = await self.app.cancel(self._caller(context), request.ticket_id)
+        return pb.CancelTicketResponse(state=_STATES[state])
+
+    async def WatchTicket(
+        self, request: pb.WatchTicketRequest, context
+    ) -> AsyncIterator[pb.TicketUpdate]:
+        bind(ticket=request.ticket_id)
+        async for update in self.app.watch(self._caller(context), request.ticket_id):
+            if update.match_id:
+                bind(match=update.match_id, seat=update.seat)
+            yield ticket_update(update)
+
+    async def GetRating(self, request: pb.GetRatingRequest, context) -> pb.Rating:
+        self._caller(context)
+        bind(game=request.game)
+        return _rating(await self.app.rating(request.game, request.player_id))
+
+    async def Leaderboard(self, request: pb.LeaderboardRequest, context) -> pb.LeaderboardResponse:
+        self._caller(context)
+        bind(game=request.game)
+        rows = await self.app.leaderboard(request.game, request.limit)
+        return pb.LeaderboardResponse(
+            entries=[pb.LeaderboardEntry(rank=i + 1, rating=_rating(r)) for i, r in enumerate(rows)]
+        )

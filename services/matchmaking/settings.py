@@ -1,0 +1,101 @@
+"""Settings of the matchmaking service, read from the environment once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+_PREFIX = "TABLETOP_"
+# Settings every service shares keep their plain names; the rest are
+# TABLETOP_MATCHMAKING_<FIELD>.
+_SHARED = {
+    "redis_url": "TABLETOP_REDIS_URL",
+    "nats_url": "TABLETOP_NATS_URL",
+    "match_addr": "TABLETOP_MATCH_ADDR",
+    "jwt_secret": "TABLETOP_JWT_SECRET",
+}
+
+
+def env_name(field: str) -> str:
+    return _SHARED.get(field, f"{_PREFIX}MATCHMAKING_{field.upper()}")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchmakingSettings:
+    """Every knob of the matchmaker. ``from_env`` reads ``env_name(field)`` for
+    each field (``TABLETOP_MATCHMAKING_<FIELD>``, or the shared ``TABLETOP_REDIS_URL``,
+    ``TABLETOP_NATS_URL``, ``TABLETOP_MATCH_ADDR``, ``TABLETOP_JWT_SECRET``);
+    tests build it with overrides."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    nats_url: str = "nats://127.0.0.1:4222"
+    match_addr: str = "127.0.0.1:50052"  # gRPC target of MatchService
+    jwt_secret: str = ""
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 0  # 0 = pick a free port
+    metrics_port: int = -1  # 0 = pick a free port; -1 = no metrics endpoint
+    grace_s: float = 5.0  # graceful stop on SIGTERM
+
+    # Tickets.
+    ticket_ttl_s: float = 300.0  # a ticket still searching after this expires
+    result_ttl_s: float = 600.0  # an ended ticket stays readable this long
+    watch_grace_s: float = 10.0  # a searching ticket without watcher is cancelled after this
+    watch_update_s: float = 1.0  # interval of `searching` updates (and watcher heartbeats)
+    max_party: int = 8
+
+    # Pairing.
+    tick_s: float = 0.1  # pause between two pairing rounds
+    window_base: float = 3.0  # rating window (in mu) of a fresh ticket
+    window_growth: float = 1.0  # added per second waited
+    window_max: float = 50.0
+    bot_fill_after_s: float = 20.0  # tickets allowing bots get bot-filled after this
+    create_concurrency: int = 64  # CreateMatch calls in flight per matchmaker
+    claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
+
+    # Ratings.
+    ratings_durable: str = "matchmaking-ratings"
+    results_stream: str = "RESULTS"
+    rated_marker_ttl_s: float = 30 * 86400.0
+
+    # Roles of one process (all on by default).
+    run_api: bool = True
+    run_matchmaker: bool = True
+    run_ratings: bool = True
+
+    @classmethod
+    def from_env(
+        cls, environ: dict[str, str] | None = None, **overrides: Any
+    ) -> MatchmakingSettings:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(env_name(f.name))
+            if raw is None:
+                continue
+            values[f.name] = _parse(f.type, raw, f.name)
+        values.update(overrides)
+        return cls(**values)
+
+    def window(self, waited_s: float) -> float:
+        """The rating window of a ticket that has waited ``waited_s`` seconds."""
+        return min(self.window_max, self.window_base + self.window_growth * max(0.0, waited_s))
+
+
+def _parse(tp: Any, raw: str, name: str) -> Any:
+    kind = tp if isinstance(tp, str) else getattr(tp, "__name__", str(tp))
+    try:
+        if kind == "bool":
+            if raw.lower() in ("1", "true", "yes", "on"):
+                return True
+            if raw.lower() in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{env_name(name)}={raw!r} is not a valid {kind}") from None
+    return raw

@@ -1,0 +1,161 @@
+"""Races between service instances, and retried submits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import grpc
+import pytest
+
+from services.common.errors import error_info
+from services.match.ports import InProcessRules
+from tests.services.match.conftest import make_registry, stream_commits
+
+
+class GatedRules(InProcessRules):
+    """The engine, but every ``decide`` waits at a gate: lets a test make two
+    instances decide on the same version before either appends."""
+
+    def __init__(self, gate: asyncio.Barrier) -> None:
+        super().__init__(make_registry())
+        self.gate = gate
+        self.decides = 0
+
+    async def decide(self, state, seat, move, entropy):
+        decision = await super().decide(state, seat, move, entropy)
+        self.decides += 1
+        if self.decides == 1:
+            await self.gate.wait()
+        return decision
+
+
+def mark(cell: int) -> str:
+    return json.dumps({"type": "place_mark", "cell": cell})
+
+
+def bid(amount: int) -> str:
+    return json.dumps({"type": "bid", "amount": amount})
+
+
+async def two_instances(start_service, game: str, players: list[str]):
+    gate = asyncio.Barrier(2)
+    one = await start_service(rules=GatedRules(gate))
+    two = await start_service(rules=GatedRules(gate))
+    match_id = await one.player(players[0]).create(game, players)
+    # both instances hold the projection at version 0
+    await one.player(players[0]).get(match_id)
+    await two.player(players[0]).get(match_id)
+    return one, two, match_id
+
+
+async def test_racing_moves_without_expected_version_are_decided_again(
+    start_service, settings
+) -> None:
+    # Simultaneous bids: both seats may move at version 0. The loser of the
+    # append race is decided again on the winner's commit and applies too.
+    one, two, match_id = await two_instances(start_service, "secret_bids", ["guest:a", "guest:b"])
+    r1, r2 = await asyncio.gather(
+        one.player("guest:a").submit(match_id, bid(3)),
+        two.player("guest:b").submit(match_id, bid(5)),
+    )
+    assert sorted([r1.version, r2.version]) == [1, 2]
+    commits = await stream_commits(settings.nats_url, match_id)
+    assert [c.version for c in commits] == [0, 1, 2]
+    assert sorted(c.seat for c in commits[1:]) == [0, 1]
+
+
+async def test_racing_moves_of_one_seat_apply_exactly_once(start_service, settings) -> None:
+    one, two, match_id = await two_instances(start_service, "tic_tac_toe", ["guest:a", "guest:b"])
+    results = await asyncio.gather(
+        one.player("guest:a").submit(match_id, mark(0)),
+        two.player("guest:a").submit(match_id, mark(4)),
+        return_exceptions=True,
+    )
+    ok = [r for r in results if not isinstance(r, Exception)]
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert len(ok) == 1 and ok[0].version == 1
+    # decided again on the winner's commit: it is now seat 1's turn
+    assert failed[0].code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error_info(failed[0]).reason == "not_your_turn"
+    commits = await stream_commits(settings.nats_url, match_id)
+    assert [c.version for c in commits] == [0, 1]
+
+
+async def test_racing_with_expected_version_aborts_the_loser(start_service, settings) -> None:
+    one, two, match_id = await two_instances(start_service, "secret_bids", ["guest:a", "guest:b"])
+    results = await asyncio.gather(
+        one.player("guest:a").submit(match_id, bid(3), expected_version=0),
+        two.player("guest:b").submit(match_id, bid(5), expected_version=0),
+        return_exceptions=True,
+    )
+    ok = [r for r in results if not isinstance(r, Exception)]
+    failed = [r for r in results if isinstance(r, Exception)]
+    assert len(ok) == 1 and ok[0].version == 1
+    assert failed[0].code() == grpc.StatusCode.ABORTED
+    info = error_info(failed[0])
+    assert info.reason == "stale_version" and info.metadata["current_version"] == "1"
+    assert len(await stream_commits(settings.nats_url, match_id)) == 2
+
+
+async def test_the_same_key_twice_applies_once_and_answers_the_same(service, settings) -> None:
+    a = service.player("guest:a")
+    match_id = await a.create("secret_bids", ["guest:a", "guest:b"])
+    first = await a.submit(match_id, bid(3), idempotency_key="k1")
+    again = await a.submit(match_id, bid(3), idempotency_key="k1")
+    assert again == first
+    assert len(await stream_commits(settings.nats_url, match_id)) == 2
+
+
+async def test_a_retry_reaching_a_stale_instance_gets_the_first_answer(
+    start_service, settings
+) -> None:
+    one = await start_service()
+    two = await start_service()
+    match_id = await one.player("guest:a").create("secret_bids", ["guest:a", "guest:b"])
+    await two.player("guest:a").get(match_id)  # instance two caches version 0
+    first = await one.player("guest:a").submit(match_id, bid(3), idempotency_key="k1")
+    # instance two still believes version 0: its append meets 10071, and the
+    # commits since hold the same key
+    again = await two.player("guest:a").submit(match_id, bid(3), idempotency_key="k1")
+    assert again == first
+    assert len(await stream_commits(settings.nats_url, match_id)) == 2
+
+
+@pytest.mark.parametrize("flush", [False, True])
+async def test_a_retry_after_the_duplicate_window_still_applies_once(
+    start_service, settings, valkey_server, flush
+) -> None:
+    one = await start_service(duplicate_window_s=0.3)
+    a = one.player("guest:a")
+    match_id = await a.create("secret_bids", ["guest:a", "guest:b"])
+    first = await a.submit(match_id, bid(3), idempotency_key="k1")
+    await asyncio.sleep(0.5)
+    if flush:  # nothing cached anywhere: the answer comes from the stream
+        await one.app.drain()
+        await one.app.cache.client.flushall()
+        one.app.forget()
+    again = await a.submit(match_id, bid(3), idempotency_key="k1")
+    assert again == first
+    assert len(await stream_commits(settings.nats_url, match_id)) == 2
+
+
+async def test_keys_are_scoped_to_the_caller(service, settings) -> None:
+    a, b = service.player("guest:a"), service.player("guest:b")
+    match_id = await a.create("secret_bids", ["guest:a", "guest:b"])
+    ra = await a.submit(match_id, bid(3), idempotency_key="same")
+    rb = await b.submit(match_id, bid(4), idempotency_key="same")
+    assert (ra.version, rb.version) == (1, 2)
+
+
+async def test_creating_twice_with_one_key_returns_the_same_match(service, settings) -> None:
+    mm = service.service("matchmaking")
+    m1 = await mm.create("tic_tac_toe", ["guest:a", "guest:b"], idempotency_key="ticket-9")
+    m2 = await mm.create("tic_tac_toe", ["guest:a", "guest:b"], idempotency_key="ticket-9")
+    assert m1 == m2
+    assert len(await stream_commits(settings.nats_url, m1)) == 1
+    # the same key from another creator names another match
+    m3 = await service.service("other").create(
+        "tic_tac_toe", ["guest:a", "guest:b"], idempotency_key="ticket-9"
+    )
+    assert m3 != m1

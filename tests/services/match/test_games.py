@@ -1,0 +1,117 @@
+"""Whole matches through the service, checked against the engine."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import nats
+import pytest
+
+from engine_core.registry import default_registry
+from tabletop.match.v1 import match_pb2
+from tests.services.match.conftest import make_registry
+from tests.services.match.helpers import (
+    commits_of,
+    play_out,
+    replay_in_process,
+    state_json,
+    states_by_version,
+)
+
+GAMES = make_registry().names()
+
+
+@pytest.mark.parametrize("game_id", GAMES)
+async def test_a_full_match_ends_as_the_same_entropy_does_in_process(service, game_id) -> None:
+    game = make_registry().get(game_id)
+    ids = [f"guest:p{s}" for s in range(game.min_players)]
+    players = [service.player(p) for p in ids]
+    match_id = await players[0].create(game_id, ids)
+    played = await play_out(service, game, match_id, players, seed=7)
+
+    info = await players[0].get(match_id)
+    assert info.status == match_pb2.MATCH_STATUS_FINISHED
+    assert info.version == played
+    commits = await commits_of(service, match_id)
+    assert [c.version for c in commits] == list(range(played + 1))
+    final, events = replay_in_process(game, commits)
+    assert [c.events for c in commits] == events
+    outcome = game.outcome(final)
+    assert outcome is not None
+    assert list(info.outcome.ranks) == list(outcome.ranks)
+    assert list(info.outcome.scores) == list(outcome.scores)
+    assert info.outcome.reason == outcome.reason
+    assert commits[-1].outcome == outcome
+    assert states_by_version(game, commits)[-1] == final
+
+
+def test_every_shipped_game_is_played_by_the_suite() -> None:
+    assert set(default_registry().names()) <= set(GAMES)
+
+
+async def test_the_end_publishes_a_match_finished_fact(service, settings) -> None:
+    a = service.player("guest:a")
+    match_id = await a.create("tic_tac_toe", ["guest:a", "bot:greedy-1"])
+    bot = service.service("bots")
+    for cell, p in ((0, a), (3, bot), (1, a), (4, bot), (2, a)):
+        await p.submit(match_id, json.dumps({"type": "place_mark", "cell": cell}))
+    nc = await nats.connect(settings.nats_url)
+    try:
+        msg = await nc.jetstream().get_last_msg("RESULTS", f"results.{match_id}")
+        fact = json.loads(msg.data)
+        assert msg.headers["Nats-Msg-Id"] == f"finished:{match_id}"
+    finally:
+        await nc.close()
+    finished_at = fact.pop("finished_at")
+    assert finished_at.endswith("Z") and "T" in finished_at
+    assert fact == {
+        "match_id": match_id,
+        "game": "tic_tac_toe",
+        "players": ["guest:a", "bot:greedy-1"],
+        "bots": [False, True],
+        "ranks": [1, 2],
+        "scores": [1.0, 0.0],
+        "reason": "three_in_a_row",
+    }
+    listed = await a.stub.ListMatches(match_pb2.ListMatchesRequest(), metadata=a.metadata)
+    assert [(m.match_id, m.status) for m in listed.matches] == [
+        (match_id, match_pb2.MATCH_STATUS_FINISHED)
+    ]
+
+
+async def test_replay_reproduces_every_version_of_the_state(service) -> None:
+    game = make_registry().get("secret_bids")
+    ids = ["guest:a", "guest:b", "guest:c"]
+    players = [service.player(p) for p in ids]
+    match_id = await players[0].create(
+        "secret_bids", ids, match_options=match_pb2.MatchOptions(public_replay=True)
+    )
+    await play_out(service, game, match_id, players, seed=3)
+    expected = [state_json(s) for s in states_by_version(game, await commits_of(service, match_id))]
+
+    outsider = service.player("guest:spectator")
+    full = [c async for c in outsider.replay(match_id, include_view=True)]
+    assert [c.version for c in full] == list(range(len(expected)))
+    assert [c.view_json for c in full] == expected
+
+    part = [c async for c in outsider.replay(match_id, from_version=2, to_version=4, speed=1000.0)]
+    assert [c.version for c in part] == [2, 3, 4]
+
+
+async def test_replay_of_an_unfinished_match_is_redacted_for_the_caller(service) -> None:
+    game = make_registry().get("secret_bids")
+    ids = ["guest:a", "guest:b"]
+    players = [service.player(p) for p in ids]
+    match_id = await players[0].create(
+        "secret_bids", ids, match_options=match_pb2.MatchOptions(public_replay=True)
+    )
+    await play_out(service, game, match_id, players, seed=5, limit=3)
+    states = states_by_version(game, await commits_of(service, match_id))
+    replayed = [c async for c in players[0].replay(match_id, include_view=True)]
+    assert [c.view_json for c in replayed] == [
+        msgspec.json.encode(game.view(s, 0)).decode() for s in states
+    ]
+    hidden = {w for s in states for w in game.secrets(s)[1]}
+    text = " ".join(e for c in replayed for e in c.events_json)
+    assert hidden and not any(w in text for w in hidden)

@@ -1,0 +1,90 @@
+"""Health, reflection, and a graceful stop of the real process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from services.common.auth import Tokens, bearer_metadata
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+
+async def test_health_and_reflection(service) -> None:
+    health = health_pb2_grpc.HealthStub(service.channel)
+    for name in ("", "tabletop.match.v1.MatchService"):
+        reply = await health.Check(health_pb2.HealthCheckRequest(service=name))
+        assert reply.status == health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(service.channel)
+    call = stub.ServerReflectionInfo()
+    await call.write(reflection_pb2.ServerReflectionRequest(list_services=""))
+    reply = await call.read()
+    await call.done_writing()
+    names = {s.name for s in reply.list_services_response.service}
+    assert {"tabletop.match.v1.MatchService", "tabletop.match.v1.AuthService"} <= names
+    assert "grpc.health.v1.Health" in names
+
+
+async def test_metrics_are_served(start_service) -> None:
+    service = await start_service(metrics_port=0)
+    p = service.player("guest:a")
+    match_id = await p.create("tic_tac_toe", ["guest:a", "guest:b"])
+    await p.submit(match_id, '{"type": "place_mark", "cell": 4}')
+    url = f"http://127.0.0.1:{service.server.metrics_port}/metrics"
+    text = await asyncio.to_thread(lambda: urllib.request.urlopen(url, timeout=5).read().decode())
+    assert 'tabletop_match_submit_seconds_count{result="active"}' in text
+    assert "tabletop_match_created_total" in text
+
+
+async def test_stop_turns_health_not_serving(start_service) -> None:
+    service = await start_service()
+    health = health_pb2_grpc.HealthStub(service.channel)
+    await service.server.grpc.health.enter_graceful_shutdown()
+    reply = await health.Check(health_pb2.HealthCheckRequest(service=""))
+    assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
+
+
+async def test_the_process_serves_and_stops_gracefully_on_sigterm(settings) -> None:
+    env = {
+        **os.environ,
+        "TABLETOP_NATS_URL": settings.nats_url,
+        "TABLETOP_REDIS_URL": settings.redis_url,
+        "TABLETOP_JWT_SECRET": settings.auth.secret,
+        "TABLETOP_MATCH_PORT": "0",
+        "TABLETOP_MATCH_GRACE_S": "1",
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.match"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        line = ""
+        assert proc.stdout is not None
+        while "listening on" not in line:
+            line = proc.stdout.readline()
+            assert line, "the service exited before listening"
+        address = line.rsplit(" ", 1)[1].strip()
+        async with grpc.aio.insecure_channel(address) as channel:
+            token = Tokens(settings.auth).issue("guest:a")
+            stub = match_pb2_grpc.MatchServiceStub(channel)
+            reply = await stub.CreateMatch(
+                match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["guest:a", "guest:b"]),
+                metadata=bearer_metadata(token),
+            )
+            assert reply.match_id
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

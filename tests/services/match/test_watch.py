@@ -1,0 +1,113 @@
+"""Watchers: resume without gap or duplicate; never another seat's secrets."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import pytest
+
+from engine_core.registry import default_registry
+from tests.services.match.conftest import make_registry
+from tests.services.match.helpers import commits_of, play_out, states_by_version
+
+GAME = make_registry().get("secret_bids")
+SECRET_GAMES = [
+    "secret_bids",
+    *(g for g in default_registry().names() if g in ("dwarves_duel", "arcane_academy")),
+]
+IDS = ["guest:a", "guest:b"]
+
+
+async def collect(call, until_version: int | None = None) -> list:
+    out = []
+    async for commit in call:
+        out.append(commit)
+        if until_version is not None and commit.version >= until_version:
+            call.cancel()
+            break
+    return out
+
+
+async def test_a_watcher_resumes_after_the_last_version_it_saw(service) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    await play_out(service, GAME, match_id, players, seed=1, limit=2)
+
+    first = await collect(players[0].watch(match_id), until_version=2)
+    assert [c.version for c in first] == [0, 1, 2]
+
+    # more moves while nobody watches, then resume after version 2 while the
+    # game goes on
+    await play_out(service, GAME, match_id, players, seed=2, limit=1)
+    resumed = asyncio.ensure_future(collect(players[0].watch(match_id, after_version=2)))
+    await asyncio.sleep(0.1)
+    total = 3 + await play_out(service, GAME, match_id, players, seed=3)
+    rest = await asyncio.wait_for(resumed, 10)
+    assert [c.version for c in rest] == list(range(3, total + 1))
+    assert rest[-1].HasField("outcome")
+
+
+async def test_a_watcher_at_the_current_version_gets_only_new_commits(service) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    await play_out(service, GAME, match_id, players, seed=1, limit=2)
+    watching = asyncio.ensure_future(
+        collect(players[1].watch(match_id, after_version=2, include_view=True), until_version=3)
+    )
+    await asyncio.sleep(0.1)
+    await play_out(service, GAME, match_id, players, seed=2, limit=1)
+    got = await asyncio.wait_for(watching, 10)
+    assert [c.version for c in got] == [3]
+    state = states_by_version(GAME, await commits_of(service, match_id))[3]
+    assert got[0].view_json == msgspec.json.encode(GAME.view(state, 1)).decode()
+
+
+@pytest.mark.parametrize("game_id", SECRET_GAMES)
+async def test_a_watch_stream_never_carries_another_seats_secrets(service, game_id) -> None:
+    game = make_registry().get(game_id)
+    ids = [f"guest:p{s}" for s in range(max(2, game.min_players))]
+    players = [service.player(p) for p in ids]
+    spectator = service.player("guest:nobody")
+    match_id = await players[0].create(game_id, ids)
+    watches = {
+        who: asyncio.ensure_future(collect(p.watch(match_id, include_view=True)))
+        for who, p in [(0, players[0]), (1, players[1]), (None, spectator)]
+    }
+    await asyncio.sleep(0.1)
+    await play_out(service, game, match_id, players, seed=11)
+    states = states_by_version(game, await commits_of(service, match_id))
+    for who, task in watches.items():
+        got = await asyncio.wait_for(task, 30)
+        assert [c.version for c in got] == list(range(len(states)))
+        for commit, state in zip(got, states, strict=True):
+            secrets = game.secrets(state)
+            # secrets owned by None are hidden from everybody, spectators included
+            others = {
+                w for seat, words in secrets.items() if seat is None or seat != who for w in words
+            }
+            if game_id == "secret_bids":
+                assert others, "the test game holds secrets at every version"
+            # secrets appear as JSON strings: look for the quoted token
+            text = " ".join([*commit.events_json, commit.view_json, commit.move_json])
+            leaked = [w for w in others if f'"{w}"' in text]
+            assert not leaked, f"seat {who} saw {leaked} at version {commit.version}"
+
+
+async def test_a_finished_match_watched_from_its_end_ends_at_once(service) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    total = await play_out(service, GAME, match_id, players, seed=1)
+    assert await collect(players[0].watch(match_id, after_version=total)) == []
+
+
+async def test_a_watch_survives_a_nats_server_restart(service, nats_server) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    watching = asyncio.ensure_future(collect(players[0].watch(match_id)))
+    await play_out(service, GAME, match_id, players, seed=1, limit=2)
+    await asyncio.sleep(0.1)
+    await asyncio.to_thread(nats_server.restart)
+    total = 2 + await play_out(service, GAME, match_id, players, seed=2)
+    got = await asyncio.wait_for(watching, 30)
+    assert [c.version for c in got] == list(range(total + 1))

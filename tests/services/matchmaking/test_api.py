@@ -1,0 +1,223 @@
+"""The gRPC API with a matchmaker running, against a real valkey."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import time
+
+import grpc
+import pytest
+from grpc_status import rpc_status
+
+from services.matchmaking.inprocess import InProcessMatchCreator
+from services.matchmaking.matchmaker import Matchmaker
+from services.matchmaking.ratings import rating_key
+from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
+
+from .conftest import auth, running_api, until
+
+TTT = "tic_tac_toe"
+
+
+@contextlib.asynccontextmanager
+async def matchmaker(api, settings, creator=None):
+    creator = creator or InProcessMatchCreator()
+    stop = asyncio.Event()
+    task = asyncio.create_task(Matchmaker(api.app.store, creator, settings).run(stop))
+    try:
+        yield creator
+    finally:
+        stop.set()
+        await task
+
+
+async def enqueue(api, player: str, **kw) -> str:
+    kw.setdefault("game", TTT)
+    res = await api.stub.Enqueue(pb.EnqueueRequest(**kw), metadata=auth(player))
+    return res.ticket_id
+
+
+async def watch_all(api, player: str, ticket: str) -> list[pb.TicketUpdate]:
+    return [
+        u
+        async for u in api.stub.WatchTicket(
+            pb.WatchTicketRequest(ticket_id=ticket), metadata=auth(player)
+        )
+    ]
+
+
+def reason(err: grpc.aio.AioRpcError) -> str:
+    status = rpc_status.from_call(err)
+    from google.rpc import error_details_pb2
+
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    return info.reason
+
+
+async def test_two_players_are_matched_and_each_learns_their_seat(api, settings) -> None:
+    async with matchmaker(api, settings) as creator:
+        a = await enqueue(api, "alice")
+        b = await enqueue(api, "bob")
+        ua, ub = await asyncio.gather(watch_all(api, "alice", a), watch_all(api, "bob", b))
+    last_a, last_b = ua[-1], ub[-1]
+    assert last_a.state == pb.TICKET_STATE_MATCHED and last_b.state == pb.TICKET_STATE_MATCHED
+    assert last_a.matched.match_id == last_b.matched.match_id
+    _, players, _ = creator.matches[last_a.matched.match_id]
+    assert players[last_a.matched.seat] == "alice" and players[last_b.matched.seat] == "bob"
+    assert last_a.matched.player_count == 2 and last_a.matched.bots == 0
+
+
+async def test_bad_requests_get_typed_errors(api) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await enqueue(api, "alice", game="chess")
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND and reason(e.value) == "unknown_game"
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await enqueue(api, "alice", player_counts=[5])
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and reason(e.value) == "player_count"
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await enqueue(api, "alice", options_json="[1,")
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await api.stub.Enqueue(pb.EnqueueRequest(game=TTT))
+    assert e.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    t = await enqueue(api, "alice")
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await enqueue(api, "alice")
+    assert e.value.code() == grpc.StatusCode.ALREADY_EXISTS
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=t), metadata=auth("mallory"))
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await api.stub.CancelTicket(
+            pb.CancelTicketRequest(ticket_id="nope"), metadata=auth("alice")
+        )
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_cancel_ends_the_ticket_and_frees_the_player(api, settings) -> None:
+    t = await enqueue(api, "alice")
+    res = await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=t), metadata=auth("alice"))
+    assert res.state == pb.TICKET_STATE_CANCELLED
+    updates = await watch_all(api, "alice", t)
+    assert [u.state for u in updates] == [pb.TICKET_STATE_CANCELLED]
+    assert updates[0].reason == "cancelled"
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=t), metadata=auth("alice"))
+    assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    # A cancelled ticket is never matched; the player may queue again.
+    t2 = await enqueue(api, "alice")
+    async with matchmaker(api, settings):
+        await enqueue(api, "bob")
+        updates = await watch_all(api, "alice", t2)
+    assert updates[-1].state == pb.TICKET_STATE_MATCHED
+    assert (await api.app.store.get(t)).state == "cancelled"
+
+
+async def test_a_watcher_cancelling_mid_stream_is_seen_by_the_other_watcher(api) -> None:
+    t = await enqueue(api, "alice")
+    call = api.stub.WatchTicket(pb.WatchTicketRequest(ticket_id=t), metadata=auth("alice"))
+    first = await call.read()
+    assert first.state == pb.TICKET_STATE_SEARCHING
+    await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=t), metadata=auth("alice"))
+    rest = []
+    while (u := await call.read()) is not grpc.aio.EOF:
+        rest.append(u)
+    assert rest[-1].state == pb.TICKET_STATE_CANCELLED
+
+
+async def test_a_ticket_whose_watcher_disconnects_is_cancelled_after_the_grace(
+    api, settings
+) -> None:
+    s = settings  # grace 1 s
+    kept = await enqueue(api, "alice")
+    lost = await enqueue(api, "bob", player_counts=[2])
+    # Both watch; bob's client goes away; alice's reconnects within the grace.
+    ca = api.stub.WatchTicket(pb.WatchTicketRequest(ticket_id=kept), metadata=auth("alice"))
+    cb = api.stub.WatchTicket(pb.WatchTicketRequest(ticket_id=lost), metadata=auth("bob"))
+    assert (await ca.read()).state == pb.TICKET_STATE_SEARCHING
+    assert (await cb.read()).state == pb.TICKET_STATE_SEARCHING
+    ca.cancel()
+    cb.cancel()
+    await asyncio.sleep(s.watch_grace_s / 2)
+    ca = api.stub.WatchTicket(pb.WatchTicketRequest(ticket_id=kept), metadata=auth("alice"))
+    assert (await ca.read()).state == pb.TICKET_STATE_SEARCHING
+    # No matchmaker runs, so only the sweep can end tickets.
+    store = api.app.store
+    started = time.monotonic()
+
+    async def bob_gone() -> bool:
+        await store.sweep()
+        return (await store.get(lost)).state == "cancelled"
+
+    await until(bob_gone, timeout=5)
+    assert time.monotonic() - started >= s.watch_grace_s / 2 - 0.1
+    assert (await store.get(lost)).reason == "watcher_lost"
+    await asyncio.sleep(s.watch_grace_s)
+    await store.sweep()
+    assert (await store.get(kept)).state == "searching"
+    ca.cancel()
+
+
+async def test_a_far_player_is_matched_once_the_window_reaches_them(api, settings, rclient) -> None:
+    s = dataclasses.replace(settings, window_base=2.0, window_growth=10.0, watch_update_s=0.1)
+    await rclient.hset(rating_key(TTT, "far"), mapping={"mu": 45.0, "sigma": 3.0, "matches": 9})
+    gap = 20.0  # 45 vs the default 25
+    async with running_api(s, rclient) as a2, matchmaker(a2, s):
+        near = await enqueue(a2, "near")
+        far = await enqueue(a2, "far")
+        updates = await watch_all(a2, "far", far)
+        near_updates = await watch_all(a2, "near", near)
+    searching = [u.searching for u in updates if u.state == pb.TICKET_STATE_SEARCHING]
+    assert searching, "the far player had to wait"
+    assert all(u.rating_window < gap for u in searching[:-1])
+    assert searching[0].rating == pytest.approx(45.0)
+    final = updates[-1]
+    assert final.state == pb.TICKET_STATE_MATCHED
+    assert near_updates[-1].matched.match_id == final.matched.match_id
+    rec = await a2.app.store.get(far)
+    # Matched no earlier than when both windows reached the gap.
+    assert rec.state == "matched"
+    assert (
+        searching[-1].waited_seconds
+        >= (gap - s.window_base) / s.window_growth - s.watch_update_s - 0.05
+    )
+
+
+async def test_a_party_is_seated_together(api, settings) -> None:
+    async with matchmaker(api, settings) as creator:
+        solo1 = await enqueue(api, "solo1")
+        party = await enqueue(api, "lead", party=["mate"])
+        solo2 = await enqueue(api, "solo2")
+        up = await watch_all(api, "mate", party)
+        u1 = await watch_all(api, "solo1", solo1)
+        await watch_all(api, "solo2", solo2)
+    m = up[-1].matched
+    assert up[-1].state == pb.TICKET_STATE_MATCHED
+    assert dict(m.seats).keys() == {"lead", "mate"} and m.seat == m.seats["mate"]
+    _, players, _ = creator.matches[m.match_id]
+    assert sorted(players) == ["lead", "mate"]
+    assert u1[-1].matched.match_id != m.match_id
+
+
+async def test_bots_fill_a_lonely_ticket_after_the_wait(api, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.3)
+    async with running_api(s, api.app.store.redis) as a2, matchmaker(a2, s) as creator:
+        t = await enqueue(a2, "alice", allow_bots=True)
+        no_bots = await enqueue(a2, "bob", game=TTT, player_counts=[2], allow_bots=False)
+        # alice and bob are matched together first (humans before bots) ...
+        u = await watch_all(a2, "alice", t)
+        assert u[-1].matched.bots == 0
+        await watch_all(a2, "bob", no_bots)
+        # ... a lonely bot-friendly ticket gets a bot after the wait.
+        t2 = await enqueue(a2, "carol", allow_bots=True)
+        u2 = await watch_all(a2, "carol", t2)
+    m = u2[-1].matched
+    assert u2[-1].state == pb.TICKET_STATE_MATCHED and m.bots == 1
+    assert u2[-2].searching.waited_seconds < 0.3 + 0.2
+    _, players, _ = creator.matches[m.match_id]
+    assert sorted(players)[0].startswith("bot:") and "carol" in players
+    jobs = await a2.app.store.redis.xrange("mm:bots")
+    assert [j[1][b"match_id"].decode() for j in jobs] == [m.match_id]

@@ -1,0 +1,167 @@
+"""The matchmaker against a real valkey: many tickets, two replicas, bots."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+from collections import Counter
+
+from engine_core.registry import default_registry
+from services.matchmaking.inprocess import InProcessMatchCreator
+from services.matchmaking.matchmaker import Matchmaker
+from services.matchmaking.store import (
+    EXPIRED,
+    FINAL_STATES,
+    MATCHED,
+    NewTicket,
+    TicketStore,
+)
+
+from .conftest import until
+
+
+def _game_counts() -> list[tuple[str, list[int]]]:
+    return [(g.name, list(range(g.min_players, g.max_players + 1))) for g in default_registry()]
+
+
+async def _enqueue_many(store: TicketStore, n: int, rng: random.Random) -> list[str]:
+    games = _game_counts()
+    ids = []
+    for i in range(n):
+        game, counts = rng.choice(games)
+        accepted = sorted(rng.sample(counts, rng.randint(1, len(counts))))
+        size = rng.randint(1, min(2, max(accepted))) if rng.random() < 0.2 else 1
+        players = tuple(f"p{i}-{k}" for k in range(size))
+        rating = rng.gauss(25, 6)
+        t = NewTicket(game, players, tuple(accepted), "", rng.random() < 0.1, rating)
+        ids.append(await store.enqueue(t))
+    return ids
+
+
+async def _run_until_final(store: TicketStore, ids: list[str], *makers: Matchmaker) -> None:
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
+
+    async def all_final() -> bool:
+        recs = await store.get_many(ids)
+        return all(r is not None and r.state in FINAL_STATES for r in recs)
+
+    try:
+        await until(all_final, timeout=60, every=0.2)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+
+async def _check_invariants(store: TicketStore, ids: list[str], creator: InProcessMatchCreator):
+    recs = await store.get_many(ids)
+    by_match: dict[str, list] = {}
+    for r in recs:
+        assert r is not None
+        assert r.state in (MATCHED, EXPIRED), r
+        if r.state == MATCHED:
+            by_match.setdefault(r.match_id, []).append(r)
+    seated = Counter()
+    for match_id, tickets in by_match.items():
+        game, players, _state = creator.matches[match_id]
+        humans = [p for p in players if not p.startswith("bot:")]
+        ticket_players = [p for t in tickets for p in t.players]
+        assert sorted(humans) == sorted(ticket_players), match_id
+        for t in tickets:
+            assert t.game == game and t.player_count == len(players)
+            assert len(players) in t.player_counts
+            for p, seat in t.seats.items():
+                assert players[seat] == p
+        seated.update(humans)
+    # Every match created was finalised by its tickets, none twice.
+    assert set(creator.matches) == set(by_match)
+    assert all(c == 1 for c in seated.values())
+    return by_match
+
+
+async def test_a_thousand_tickets_each_end_in_one_match_or_expire(rclient, settings) -> None:
+    s = dataclasses.replace(settings, ticket_ttl_s=3.0, window_growth=20.0, bot_fill_after_s=1.0)
+    store = TicketStore(rclient, s)
+    ids = await _enqueue_many(store, 1000, random.Random(1))
+    creator = InProcessMatchCreator()
+    await _run_until_final(store, ids, Matchmaker(store, creator, s))
+    by_match = await _check_invariants(store, ids, creator)
+    matched = sum(len(v) for v in by_match.values())
+    assert matched > 900  # windows reach everybody; only odd ones out expire
+
+
+async def test_two_matchmakers_never_assign_a_ticket_twice(rclient, settings) -> None:
+    s = dataclasses.replace(settings, ticket_ttl_s=3.0, window_growth=20.0, tick_s=0.0)
+    ids = []
+    store = TicketStore(rclient, s)
+    creator = InProcessMatchCreator()
+    a = Matchmaker(store, creator, s, name="a")
+    b = Matchmaker(TicketStore(rclient, s), creator, s, name="b")
+    # Tickets keep arriving while both replicas pair.
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(m.run(stop)) for m in (a, b)]
+    rng = random.Random(2)
+    for _ in range(8):
+        for i in range(60):
+            game, counts = rng.choice(_game_counts())
+            players = (f"q{len(ids)}-{i}",)
+            ids.append(
+                await store.enqueue(NewTicket(game, players, tuple(counts), "", False, 25.0))
+            )
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.gather(*tasks)
+    await _run_until_final(store, ids, a, b)
+    by_match = await _check_invariants(store, ids, creator)
+    assert sum(len(v) for v in by_match.values()) >= len(ids) - 8
+
+
+async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> None:
+    class Refusing:
+        calls = 0
+
+        async def create_match(self, game, players, options_json):
+            Refusing.calls += 1
+            raise RuntimeError("match service down")
+
+    store = TicketStore(rclient, settings)
+    ids = [
+        await store.enqueue(NewTicket("tic_tac_toe", (p,), (2,), "", False, 25.0))
+        for p in ("a", "b")
+    ]
+    stats = await Matchmaker(store, Refusing(), settings).run_once()
+    assert stats.claimed == 1 and stats.failed == 1 and Refusing.calls == 1
+    assert [r.state for r in await store.get_many(ids)] == ["searching", "searching"]
+    creator = InProcessMatchCreator()
+    stats = await Matchmaker(store, creator, settings).run_once()
+    assert stats.matches == 1
+    recs = await store.get_many(ids)
+    assert {r.state for r in recs} == {MATCHED} and len({r.match_id for r in recs}) == 1
+
+
+async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settings) -> None:
+    store = TicketStore(rclient, settings)
+    ids = [
+        await store.enqueue(NewTicket("dice_forge", (f"r{i}",), (2, 3), "", False, 25.0))
+        for i in range(6)
+    ]
+    recs = await store.get_many(ids)
+    members = {r.ticket_id: f"{r.ticket_id}|1|{r.created_ms}|0" for r in recs}
+    q2 = "mm:q:dice_forge:" + (await store.queues())[0].split(":")[3] + ":2"
+    q3 = q2[:-1] + "3"
+    pairs = [[members[ids[0]], members[ids[1]]], [members[ids[2]], members[ids[3]]]]
+    triple = [[members[ids[1]], members[ids[2]], members[ids[4]]]]
+    a, b, c = await asyncio.gather(
+        store.claim(q2, pairs, "a"), store.claim(q2, pairs, "b"), store.claim(q3, triple, "c")
+    )
+    # Each pair went to exactly one of a and b; the triple overlaps both pairs.
+    assert [x or y for x, y in zip(a.won, b.won, strict=True)] == [True, True]
+    assert not any(x and y for x, y in zip(a.won, b.won, strict=True))
+    assert c.won == [False]
+    claimed = {r.ticket_id: r.state for r in await store.get_many(ids)}
+    assert [claimed[t] for t in ids] == ["claimed"] * 4 + ["searching"] * 2
+    # A claimed ticket is in no queue any more; the others still are.
+    left = await store.read_queues([q2, q3])
+    assert {e.ticket_id for e in left[q2]} == {ids[4], ids[5]}
+    assert {e.ticket_id for e in left[q3]} == {ids[4], ids[5]}
