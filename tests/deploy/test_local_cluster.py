@@ -14,6 +14,7 @@ replicas and both match replicas served calls.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
 import time
 from pathlib import Path
@@ -27,16 +28,15 @@ import pytest
 pytest.importorskip("services.match.server", reason="the match service is not in this tree")
 pytest.importorskip("services.rules.server", reason="the rules service is not in this tree")
 
-from services.common.auth import AuthSettings, Tokens, bearer_metadata
-from services.match.model import decode_commit
-from tabletop.match.v1 import match_pb2, match_pb2_grpc
-
 from engine_core.bots import RandomBot
 from engine_core.decider import fold
 from engine_core.registry import default_registry
 from engine_core.rng import Rng
+from services.common.auth import AuthSettings, Tokens, bearer_metadata
 from services.common.cluster import NatsCluster
 from services.common.servers import ValkeyServer
+from services.match.model import decode_commit
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.deploy.processes import ServiceProcess
 
 SECRET = "local-cluster-test-secret-0123456789abcdef"
@@ -246,6 +246,12 @@ def stack(tmp_path: Path):  # type: ignore[no-untyped-def]
                 p.kill()
 
 
+@pytest.mark.xfail(
+    importlib.util.find_spec("services.match.rules_grpc") is None,
+    reason="the match service in this tree has no gRPC rules client "
+    "(services.match.rules_grpc): TABLETOP_RULES_ADDR cannot point at rules replicas",
+    run=False,
+)
 @pytest.mark.timeout(180)
 async def test_matches_survive_a_lost_nats_node_and_a_lost_match_replica(stack) -> None:  # type: ignore[no-untyped-def]
     cluster, rules, match = stack
