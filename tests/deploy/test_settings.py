@@ -182,6 +182,8 @@ def test_match_service_settings(overlay: str) -> None:
     assert s.rules_addr.startswith("dns:///"), "in-process rules would not scale out"
     assert s.stream_replicas == (3 if overlay == "prod" else 1)
     assert s.players_may_create is (overlay == "dev")
+    # Aged connections: callers re-resolve and new match pods get calls.
+    assert 60 <= s.max_connection_age_s <= 900
     assert not s.auth.uses_dev_secret
 
 
