@@ -49,7 +49,7 @@ GRPC_SERVICES = {
     "matchmaking": "tabletop.matchmaking.v1.MatchmakingService",
 }
 # The services that serve Prometheus metrics (the rules service has none yet).
-METRICS = ("match", "matchmaking")
+METRICS = ("match", "matchmaking", "bots")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
