@@ -450,18 +450,13 @@ def test_scenario_9_22_positional_dice_modifiers() -> None:
     moves = legal(s, p)
     rerolls = [m for m in moves if isinstance(m, M.Reroll)]
     assert max(len(m.dice) for m in rerolls) == 3 and len(rerolls) == 7 + 21 + 35
-    assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "block"} == {
-        1,
-        2,
-    }
-    assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "hits"} == {
-        1,
-        2,
-        3,
-    }
-    s, _ = act(s, p, M.ConvertArcane(into="hits", count=3))
+    blocks = [m.dice for m in moves if isinstance(m, M.ConvertArcane) and m.into == "block"]
+    hits = [m.dice for m in moves if isinstance(m, M.ConvertArcane) and m.into == "hits"]
+    assert {len(d) for d in blocks} == {1, 2} and {len(d) for d in hits} == {1, 2, 3}
+    s, _ = act(s, p, M.ConvertArcane(into="hits", dice=(0, 0, 1)))
+    assert s.battle.att.to_hits == (2, 1, 0, 0, 0, 0, 0)
     assert not [m for m in legal(s, p) if isinstance(m, M.ConvertArcane) and m.into == "hits"]
-    s, _ = act(s, p, M.ConvertArcane(into="block", count=2))
+    s, _ = act(s, p, M.ConvertArcane(into="block", dice=(2, 3)))
     s, _ = act(s, p, M.Reroll(dice=(4, 5, 6)))
     assert not [m for m in legal(s, p) if isinstance(m, (M.Reroll, M.ConvertArcane))]
 
@@ -522,7 +517,9 @@ def test_scenario_9_25_npc_defence() -> None:
     assert rolled.dice == ("frost", "basic")
     moves = legal(s, controller)
     assert {len(m.dice) for m in moves if isinstance(m, M.Reroll)} == {1, 2}
-    assert all(m.into == "block" and m.count <= 2 for m in moves if isinstance(m, M.ConvertArcane))
+    assert all(
+        m.into == "block" and len(m.dice) <= 2 for m in moves if isinstance(m, M.ConvertArcane)
+    )
     assert not [m for m in moves if isinstance(m, (M.CastSpell, M.PlayArmament))]
     op = s.op
     s, _ = act(s, controller, M.FinalizeRoll())

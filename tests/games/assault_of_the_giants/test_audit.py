@@ -1,0 +1,56 @@
+"""Audit findings against the spec, one test per rule (named after its section)."""
+
+from __future__ import annotations
+
+from msgspec.structs import replace
+
+from engine_core.games.assault_of_the_giants import moves as M
+from engine_core.games.assault_of_the_giants.state import Battle, Side
+from tests.games.assault_of_the_giants.helpers import G, act, base, legal, row, seat, spells, turn
+
+
+def attacker_roll(race: str, cards: tuple[str, ...], dice: tuple[str, ...], faces: tuple[int, ...]):
+    s = turn(base(), race, phase="battle")
+    p = seat(s, race)
+    s = row(s, race, cards)
+    z = (0,) * len(dice)
+    b = Battle(
+        target=G["Luskan"], kind="giants", attacker=p, defender_race=0, defender=-1,
+        controller=(p + 1) % 6, step="attacker_roll",
+        att=Side(dice=dice, faces=faces, to_block=z, to_hits=z, to_hit=z),
+    )  # fmt: skip
+    return replace(s, battle=b, command="attack", budget=2), p
+
+
+# ------------------------------------------------ §5.3 step 3: conversions
+def test_5_3_the_attacker_picks_which_arcane_symbols_to_convert() -> None:
+    # Given an Attack card with 1 card to its left and arcane on dice 0 (AA) and 2 (A)
+    s, p = attacker_roll("fire", ("move", "attack"), ("fire", "basic", "basic"), (6, 1, 6))
+    hits = {m.dice for m in legal(s, p) if isinstance(m, M.ConvertArcane) and m.into == "hits"}
+    # Then each single symbol may be chosen, not only the lowest one
+    assert hits == {(0,), (2,)}
+    # When the symbol on die 2 is converted
+    s, _ = act(s, p, M.ConvertArcane(into="hits", dice=(2,)))
+    # Then die 2 carries the conversion and die 0 keeps both its arcane symbols
+    assert s.battle.att.to_hits == (0, 0, 1)
+
+
+def test_5_3_a_double_arcane_face_gives_two_symbols_to_choose_from() -> None:
+    s, p = attacker_roll(
+        "storm", ("magic", "move", "recruit", "attack"), ("storm", "basic"), (5, 6)
+    )
+    blocks = {m.dice for m in legal(s, p) if isinstance(m, M.ConvertArcane) and m.into == "block"}
+    # Magic has 3 cards to its right: up to 3 of the 3 symbols (two on die 0, one on die 1)
+    assert blocks == {(0,), (1,), (0, 0), (0, 1), (0, 0, 1)}
+    s, _ = act(s, p, M.ConvertArcane(into="block", dice=(0, 1)))
+    assert s.battle.att.to_block == (1, 1)
+
+
+def test_2_7_arcane_surge_picks_its_symbols() -> None:
+    s, p = attacker_roll("hill", ("move",), ("hill", "basic", "basic"), (6, 6, 6))
+    s = spells(s, "hill", ["arcane_surge"])
+    sp = s.spells[p][0]
+    surge = {m.dice for m in legal(s, p) if isinstance(m, M.CastSpell) and m.spell == sp}
+    assert surge == {(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)}
+    s, _ = act(s, p, M.CastSpell(spell=sp, dice=(1, 2)))
+    assert s.battle.att.to_hit == (0, 1, 1)
