@@ -1209,8 +1209,6 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
     race = D.UNIT_RACE[u]
     to = D.BOX if race >= 0 and s.npc[race] else D.SUPPLY
     ctx.emit(CasualtyTaken(unit=u, absorbed=absorbed, defeated=defeated, to=to))
-    if defeated:
-        reward_defeat(ctx, b, u, side)
     b = ctx.s.battle
     assert b is not None
     if b.damage <= 0 or not casualty_candidates(ctx.s, b, side):
@@ -1218,6 +1216,15 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
             begin_casualties(ctx, "attacker")
         else:
             begin_mend(ctx, "attacker")
+
+
+def pay_rewards(ctx: Ctx) -> None:
+    """Battle step 8: OP (or, for a defeated giantslayer, a Resource Card) for
+    every unit defeated in the battle, in the order they fell."""
+    b = ctx.s.battle
+    assert b is not None
+    for u in b.defeated:
+        reward_defeat(ctx, b, u, "defender" if u in b.defenders else "attacker")
 
 
 def reward_defeat(ctx: Ctx, b: Battle, u: int, side: str) -> None:
@@ -1263,6 +1270,8 @@ def do_pass_mend(ctx: Ctx, seat: Seat, m: PassMend) -> None:
 
 
 def begin_advance(ctx: Ctx) -> None:
+    """Steps 8 (rewards) and 9 (advance)."""
+    pay_rewards(ctx)
     s = ctx.s
     b = s.battle
     assert b is not None

@@ -54,3 +54,38 @@ def test_2_7_arcane_surge_picks_its_symbols() -> None:
     assert surge == {(0,), (1,), (2,), (0, 1), (0, 2), (1, 2)}
     s, _ = act(s, p, M.CastSpell(spell=sp, dice=(1, 2)))
     assert s.battle.att.to_hit == (0, 1, 1)
+
+
+# ------------------------------------------------- §5.3 step 8: rewards
+def test_5_3_step_8_op_for_defeated_giants_is_paid_after_the_mend_window() -> None:
+    from engine_core.games.assault_of_the_giants import data as D
+    from engine_core.games.assault_of_the_giants.events import OpAwarded
+    from tests.games.assault_of_the_giants.helpers import U, place
+
+    # Given frost's 7 unblocked hits on hill regulars A (wounded), B and C (scenario 20)
+    s = turn(base(), "frost", phase="battle")
+    p = seat(s, "frost")
+    names = ("hill_regular_5", "hill_regular_6", "hill_regular_7")
+    for name, wounded in zip(names, (True, False, False), strict=True):
+        s = place(s, name, "High Moor", wounded)
+    s = place(s, "frost_regular_1", "Delimbiyr Vale")
+    h = seat(s, "hill")
+    b = Battle(
+        target=G["High Moor"], kind="giants", attacker=p, defender_race=D.RACE_INDEX["hill"],
+        defender=h, controller=-1, step="defender_roll", defenders=tuple(U[n] for n in names),
+        attackers=(U["frost_regular_1"],), att=Side(hits=7, blocks=9),
+    )  # fmt: skip
+    s = replace(s, battle=b, command="attack", budget=2)
+    op = s.op[p]
+    s, _ = act(s, h, M.FinalizeRoll())
+    # When the casualties are taken, A and B defeated and C wounded
+    for name in names:
+        s, ev = act(s, h, M.AssignCasualty(unit=U[name]))
+        assert not [e for e in ev if isinstance(e, OpAwarded)]
+    assert s.unit_loc[U["hill_regular_5"]] == s.unit_loc[U["hill_regular_6"]] == D.SUPPLY
+    # Then nobody has scored yet: hill's Mend window (step 7) comes first
+    assert s.battle.step == "defender_mend" and s.op[p] == op
+    # And the rewards follow it (step 8)
+    s, ev = act(s, h, M.PassMend())
+    assert [(e.seat, e.amount) for e in ev if isinstance(e, OpAwarded)] == [(p, 2), (p, 2)]
+    assert s.op[p] - op == 4

@@ -418,6 +418,7 @@ def test_scenario_9_20_casualty_chain() -> None:
     s, _ = act(s, h, M.AssignCasualty(unit=U["hill_regular_7"]))
     assert s.unit_loc[U["hill_regular_7"]] == G["High Moor"]
     assert s.unit_wounded[U["hill_regular_7"]]
+    s, _ = act(s, h, M.PassMend())  # step 7 (hill's Mend window), then the rewards
     assert s.op[p] - op == 4
 
 
@@ -525,12 +526,14 @@ def test_scenario_9_25_npc_defence() -> None:
     s, _ = act(s, controller, M.FinalizeRoll())
     s, ev = act(s, controller, M.AssignCasualty(unit=elite))
     assert s.unit_loc[elite] == D.BOX
-    assert s.op[p] - op[p] == 5
     # hill giants the elite defeats give OP to nobody
     if s.battle is not None and s.battle.step == "attacker_casualties":
-        op2 = s.op
         s, _ = act(s, p, M.AssignCasualty(unit=U["hill_regular_1"]))
-        assert s.op == op2
+    if s.battle is not None and s.battle.step == "attacker_mend":
+        s, _ = act(s, p, M.PassMend())
+    assert s.battle is None  # step 8 paid the rewards
+    assert s.op[p] - op[p] == 5
+    assert [s.op[q] - op[q] for q in range(4) if q != p] == [0, 0, 0]
 
 
 # ------------------------------------------------------------------ leader
@@ -623,10 +626,11 @@ def test_scenario_9_30_giantslayer_rewards() -> None:
     op = s.op[p]
     s, _ = act(s, f, M.AssignCasualty(unit=U["frost_champion_2"]))
     s, _ = act(s, f, M.AssignCasualty(unit=U["frost_regular_5"]))
-    assert s.op[p] - op == 4 + 2
     n = len(s.resources[f])
     s, _ev = act(s, p, M.AssignCasualty(unit=U["giantslayer_1"]))  # 4 damage: defeated
     assert s.unit_loc[U["giantslayer_1"]] == D.SUPPLY
+    # step 8 (no Mend window: no wounded giant survived): the rewards
+    assert s.op[p] - op == 4 + 2
     assert len(s.resources[f]) == n + 1
 
 
