@@ -89,3 +89,61 @@ def test_5_3_step_8_op_for_defeated_giants_is_paid_after_the_mend_window() -> No
     s, ev = act(s, h, M.PassMend())
     assert [(e.seat, e.amount) for e in ev if isinstance(e, OpAwarded)] == [(p, 2), (p, 2)]
     assert s.op[p] - op == 4
+
+
+# ------------------------------------------- default_move (turn clock)
+def toll_state(kinds: list[str], wounded: bool):
+    from tests.games.assault_of_the_giants.helpers import U, place, resources
+
+    s = turn(base(), "hill")
+    p = seat(s, "hill")
+    s = place(s, "frost_regular_3", "Delimbiyr Vale")
+    s = place(s, "hill_regular_1", "Sumber Hills", wounded)
+    s = resources(s, "hill", kinds)
+    s, _ = act(s, p, M.PlayCommand(command="move"))
+    s, _ = act(s, p, M.Maneuver(unit=U["hill_regular_1"], to=G["Delimbiyr Vale"]))
+    assert s.phase == "toll"
+    return s, p
+
+
+def test_default_toll_pays_food_rather_than_wounding() -> None:
+    from engine_core.games.assault_of_the_giants import GAME
+
+    s, p = toll_state(["rune_haug", "food"], wounded=False)
+    assert GAME.default_move(s, p) == M.PayToll(card="food")
+
+
+def test_default_toll_never_kills_a_wounded_giant_when_a_card_can_pay() -> None:
+    from engine_core.games.assault_of_the_giants import GAME
+
+    s, p = toll_state(["rune_haug"], wounded=True)
+    assert GAME.default_move(s, p) == M.PayToll(card="rune_haug")
+    s, p = toll_state(["rune_haug"], wounded=False)
+    assert GAME.default_move(s, p) == M.PayToll(card="wound")
+
+
+def test_default_casualty_spares_the_leader_and_prefers_a_mere_wound() -> None:
+    from engine_core.games.assault_of_the_giants import GAME
+    from engine_core.games.assault_of_the_giants import data as D
+    from tests.games.assault_of_the_giants.helpers import U, place
+
+    s = turn(base(), "frost", phase="battle")
+    p = seat(s, "frost")
+    names = ("hill_leader", "hill_champion_1", "hill_regular_5", "hill_regular_6")
+    for name in names:
+        s = place(s, name, "High Moor", name == "hill_regular_6")
+    h = seat(s, "hill")
+    b = Battle(
+        target=G["High Moor"], kind="giants", attacker=p, defender_race=D.RACE_INDEX["hill"],
+        defender=h, controller=-1, step="defender_casualties",
+        defenders=tuple(U[n] for n in names), damage=2,
+    )  # fmt: skip
+    s = replace(s, battle=b, command="attack", budget=2)
+    # 2 damage: the healthy regular (F3) is only wounded; nobody is lost
+    assert GAME.default_move(s, h) == M.AssignCasualty(unit=U["hill_regular_5"])
+    s = replace(s, battle=replace(b, damage=9))
+    # 9 damage kills whoever is chosen first: the cheapest giant goes
+    assert GAME.default_move(s, h) in (
+        M.AssignCasualty(unit=U["hill_regular_5"]),
+        M.AssignCasualty(unit=U["hill_regular_6"]),
+    )
