@@ -334,3 +334,62 @@ def test_2_7_mend_heals_a_surviving_wounded_giant_of_the_battle() -> None:
     assert legal(s, p) == (M.CastMend(spell=sp, unit=U["hill_regular_5"]), M.PassMend())
     s, _ = act(s, p, M.CastMend(spell=sp, unit=U["hill_regular_5"]))
     assert not s.unit_wounded[U["hill_regular_5"]] and sp in s.spell_discard
+
+
+# ------------------------------------------------------------- §2.3 map
+_SPEC_EDGES = """
+Sea of Moving Ice|Luskan  Sea of Moving Ice|Spine of the World  Sea of Moving Ice|Trackless Sea
+Spine of the World|Mirabar  Spine of the World|Ice Spires  Spine of the World|Lurkwood
+Ice Spires|Lurkwood  Ice Spires|Silverymoon  Luskan|Trackless Sea  Luskan|Mirabar
+Luskan|Neverwinter  Mirabar|Lurkwood  Mirabar|Neverwinter Wood  Mirabar|Neverwinter
+Lurkwood|Evermoors  Lurkwood|Neverwinter Wood  Silverymoon|Evermoors
+Silverymoon|Greypeak Mountains  Trackless Sea|Neverwinter  Trackless Sea|Mere of Dead Men
+Trackless Sea|Waterdeep  Neverwinter|Neverwinter Wood  Neverwinter|Mere of Dead Men
+Neverwinter Wood|Evermoors  Neverwinter Wood|Triboar  Neverwinter Wood|Mere of Dead Men
+Evermoors|Triboar  Evermoors|Yartar  Evermoors|Greypeak Mountains  Triboar|Yartar
+Triboar|Mere of Dead Men  Triboar|Sword Mountains  Yartar|High Forest  Yartar|Sumber Hills
+Greypeak Mountains|High Forest  High Forest|Delimbiyr Vale  High Forest|Sumber Hills
+Mere of Dead Men|Sword Mountains  Mere of Dead Men|Waterdeep  Sword Mountains|Waterdeep
+Sword Mountains|Sumber Hills  Waterdeep|Daggerford  Sumber Hills|Delimbiyr Vale
+Sumber Hills|Daggerford  Delimbiyr Vale|High Moor  Delimbiyr Vale|Daggerford
+High Moor|Daggerford
+"""
+
+
+def test_2_3_the_map_is_the_spec_edge_list() -> None:
+    pairs = [p.split("|") for p in _SPEC_EDGES.replace("\n", "  ").split("  ") if p.strip()]
+    want = {frozenset((D.REGION_INDEX[a.strip()], D.REGION_INDEX[b.strip()])) for a, b in pairs}
+    assert len(want) == 47
+    assert {frozenset(e) for e in D.EDGES} == want
+    for g in range(22):
+        assert all(g in D.ADJ[n] for n in D.ADJ[g])  # symmetric
+    assert G["High Moor"] not in D.ADJ[G["Sumber Hills"]]
+    assert len(D.SMALL_FOLK) == 8 and sorted(D.START_OF) == sorted(set(D.START_OF))
+
+
+# ------------------------------------------------------- §5.3 attack limits
+def test_5_3_each_giant_fights_once_and_each_region_is_attacked_once() -> None:
+    from engine_core.games.assault_of_the_giants import GAME
+
+    s = turn(empty_board(base()), "hill")
+    p = seat(s, "hill")
+    s = place(s, "hill_regular_1", "Delimbiyr Vale")
+    s = place(s, "hill_regular_2", "Daggerford")
+    s = place(s, "frost_champion_1", "High Moor")  # next to both hill giants
+    s = place(s, "frost_regular_6", "Waterdeep")  # next to Daggerford only
+    s, _ = act(s, p, M.PlayCommand(command="attack"))
+    targets = {m.target for m in legal(s, p) if isinstance(m, M.DeclareBattle)}
+    assert targets == {G["High Moor"], G["Waterdeep"]}
+    s, _ = act(s, p, M.DeclareBattle(target=G["High Moor"]))
+    s, _ = act(s, p, M.AddAttacker(unit=U["hill_regular_1"]))
+    s, _ = act(s, p, M.StartBattle())
+    while s.battle is not None:
+        q = R.awaiting(s)[0]
+        s, _ = act(s, q, GAME.default_move(s, q))
+    # High Moor was attacked once already; hill_regular_1 has fought
+    assert s.active == p and s.phase == "attack"
+    assert [m for m in legal(s, p) if isinstance(m, M.DeclareBattle)] == [
+        M.DeclareBattle(target=G["Waterdeep"])
+    ]
+    s, _ = act(s, p, M.DeclareBattle(target=G["Waterdeep"]))
+    assert legal(s, p) == (M.AddAttacker(unit=U["hill_regular_2"]),)
