@@ -46,7 +46,8 @@ class StackSettings:
     rules_port: int = 50051
     match_port: int = 50052
     matchmaking_port: int = 50053
-    metrics_base_port: int = 9101
+    metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
+    """Prometheus ports of rules, match, matchmaking and the bot worker."""
     rules_workers: int = 0  # 0: one per core
     jwt_secret: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
@@ -65,7 +66,10 @@ class StackSettings:
             "rules_port": port("TABLETOP_RULES_PORT", 50051),
             "match_port": port("TABLETOP_MATCH_PORT", 50052),
             "matchmaking_port": port("TABLETOP_MATCHMAKING_PORT", 50053),
-            "metrics_base_port": port("TABLETOP_METRICS_BASE_PORT", 9101),
+            "metrics_ports": tuple(
+                port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
+                for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
+            ),
             "rules_workers": int(env.get("TABLETOP_RULES_WORKERS", "0")),
             "jwt_secret": env.get("TABLETOP_JWT_SECRET") or None,
         }
@@ -82,7 +86,7 @@ class StackSettings:
             "rules_port": free_port(),
             "match_port": free_port(),
             "matchmaking_port": free_port(),
-            "metrics_base_port": 0,
+            "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
             "rules_workers": 1,
         }
         values.update(overrides)
@@ -180,9 +184,8 @@ class Stack:
             path.chmod(0o600)
         return path.read_text().strip()
 
-    def _metrics(self, offset: int) -> str:
-        base = self.s.metrics_base_port
-        return str(base + offset) if base > 0 else "0"
+    def _metrics(self, index: int) -> str:
+        return str(self.s.metrics_ports[index])
 
     def endpoints(self) -> dict[str, str]:
         h = self.s.host
