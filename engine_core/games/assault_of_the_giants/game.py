@@ -39,6 +39,7 @@ from engine_core.games.assault_of_the_giants.moves import (
     PayToll,
     PlayCommand,
     RespondOffer,
+    ReturnCard,
     StartBattle,
 )
 from engine_core.games.assault_of_the_giants.state import State
@@ -56,7 +57,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULTS = (
     EndMove(), EndAttack(), EndRecruit(), EndTrade(), LeaderPass(), EndPlunder(), EndHeal(),
     EndRest(), FinalizeRoll(), PassMend(), EndAdvance(), RespondOffer(accept=False),
-    PlayCommand(command="rest"), StartBattle(), ConfirmTrade(),
+    PlayCommand(command="rest"), StartBattle(), ConfirmTrade(), ReturnCard(card="food"),
 )  # fmt: skip
 _TOLL_CARDS = ("food", "armament", *(f"rune_{r}" for r in D.RUNES))
 

@@ -147,3 +147,19 @@ def test_default_casualty_spares_the_leader_and_prefers_a_mere_wound() -> None:
         M.AssignCasualty(unit=U["hill_regular_5"]),
         M.AssignCasualty(unit=U["hill_regular_6"]),
     )
+
+
+def test_default_forced_return_gives_back_food_first() -> None:
+    from engine_core.games.assault_of_the_giants import GAME
+    from tests.games.assault_of_the_giants.helpers import resources
+
+    s = turn(base(), "fire")
+    p, h = seat(s, "fire"), seat(s, "hill")
+    s = resources(s, "fire", ["food"])
+    s = resources(s, "hill", ["rune_haug", "armament", "food"])
+    s, _ = act(s, p, M.PlayCommand(command="trade"))
+    s, _ = act(s, p, M.StartTrade(mode="forced", partner=h))
+    s, _ = act(s, p, M.GiveCard(card="food"))
+    s, _ = act(s, p, M.ConfirmTrade())
+    assert GAME.awaiting(s) == (h,)
+    assert GAME.default_move(s, h) == M.ReturnCard(card="food")
