@@ -248,11 +248,20 @@ def legal_moves(s: State, seat: Seat) -> tuple[Any, ...]:
 
 
 def legal_moves_like(s: State, seat: Seat, move: Any) -> tuple[Any, ...] | list[Any]:
-    """The part of ``legal_moves`` that holds every legal move of ``move``'s type:
-    at the start of a turn, a command is checked without listing the events (their
-    requirements are the costly part), and an event without listing the commands."""
-    if s.phase == "turn" and seat in awaiting(s):
+    """The part of ``legal_moves`` that holds every legal move equal to ``move``: at
+    the start of a turn, a command is checked without listing the events (their
+    requirements are the costly part), and an event without listing the commands;
+    a Maneuver is checked against the maneuvers of its own giant only."""
+    if seat not in awaiting(s):
+        return ()
+    if s.phase == "turn":
         return command_options(s, seat) if type(move) is PlayCommand else claim_options(s, seat)
+    if s.phase == "move" and type(move) is Maneuver:
+        units = movable(s, race_of(s, seat)) if s.budget > 0 else []
+        if move.unit not in units:
+            return ()
+        rr, cnt = board(s)
+        return unit_maneuvers(s, race_of(s, seat), rr, cnt, units[units.index(move.unit)])
     return legal_moves(s, seat)
 
 
@@ -414,17 +423,23 @@ class MoveCtx:
         return self.end_ok(g) or self.escapes(g, budget - 1)
 
 
+def movable(s: State, race: int) -> list[int]:
+    """The giants that may make the next Maneuver."""
+    return [s.transit] if s.transit >= 0 else on_board(s, race)
+
+
+def unit_maneuvers(s: State, race: int, rr: list[int], cnt: list[int], u: int) -> list[Any]:
+    mc = MoveCtx(s, race, rr, cnt, u)
+    return [Maneuver(unit=u, to=g) for g in D.ADJ[s.unit_loc[u]] if mc.can_step(g, s.budget)]
+
+
 def opts_move(s: State, seat: Seat) -> list[Any]:
     race = race_of(s, seat)
     out: list[Any] = []
     if s.budget > 0:
         rr, cnt = board(s)
-        units = [s.transit] if s.transit >= 0 else on_board(s, race)
-        for u in units:
-            mc = MoveCtx(s, race, rr, cnt, u)
-            for g in D.ADJ[s.unit_loc[u]]:
-                if mc.can_step(g, s.budget):
-                    out.append(Maneuver(unit=u, to=g))
+        for u in movable(s, race):
+            out += unit_maneuvers(s, race, rr, cnt, u)
         if race == CLOUD and s.transit < 0:
             for g in D.ADJ[s.lyn]:
                 if rr[g] in (-1, CLOUD) and not forbidden(s, CLOUD, g):
