@@ -100,7 +100,14 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
         return _start(event)
     s = state
     assert s is not None
-    match event:
+    match event:  # the most frequent events first: a match tries its cases in order
+        case UnitMoved(unit=u, to_region=g, cost=cost, transit=tr):
+            return replace(
+                s, unit_loc=_set(s.unit_loc, u, g), budget=s.budget - cost,
+                transit=u if tr else -1,
+            )  # fmt: skip
+        case TurnEnded():
+            return replace(s, phase="between", command="", battle=None, trade=Trade())
         case GameStarted():
             raise AssertionError("unreachable")
         case DeckShuffled(deck=deck, cards=cards, from_discard=fd):
@@ -168,11 +175,6 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             )  # fmt: skip
         case PhaseEntered(phase=phase):
             return replace(s, phase=phase)
-        case UnitMoved(unit=u, to_region=g, cost=cost, transit=tr):
-            return replace(
-                s, unit_loc=_set(s.unit_loc, u, g), budget=s.budget - cost,
-                transit=u if tr else -1,
-            )  # fmt: skip
         case LynMoved(to_region=g, cost=cost):
             return replace(s, lyn=g, budget=s.budget - cost)
         case TollDue(unit=u, region=g):
@@ -317,8 +319,6 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             return replace(s, gs_stage=stage)
         case RowReturned(seat=seat):
             return replace(s, rows=_set(s.rows, seat, ()))
-        case TurnEnded():
-            return replace(s, phase="between", command="", battle=None, trade=Trade())
         case GameEnded(ranks=ranks, scores=scores, reason=reason):
             return replace(
                 s, phase="over", outcome=Outcome(ranks=ranks, scores=scores, reason=reason)
