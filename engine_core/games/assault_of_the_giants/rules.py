@@ -118,6 +118,11 @@ LIMIT = tuple(D.STACK_LIMIT[r] for r in D.RACES)
 KINDS_OF_RACE = tuple(
     tuple(dict.fromkeys(D.UNITS[u].kind for u in D.RACE_UNITS[r])) for r in range(6)
 )
+UNITS_OF_KIND = tuple(
+    {k: tuple(u for u in D.RACE_UNITS[r] if D.UNITS[u].kind == k) for k in KINDS_OF_RACE[r]}
+    for r in range(6)
+)
+"""Per race, per unit kind: its units, in ``RACE_UNITS`` order."""
 SPELL_SOURCES = frozenset({"lightning_bolt", "stoneskin", "arcane_surge", "fortune", "armament"})
 F1_REGIONS = tuple(D.REGION_INDEX[n] for n in ("Luskan", "Neverwinter", "Waterdeep"))
 
@@ -634,8 +639,8 @@ def recruit_options(s: State, seat: Seat) -> list[Recruit]:
 
 
 def supply_unit(s: State, race: int, kind: str) -> int | None:
-    for u in D.RACE_UNITS[race]:
-        if D.UNITS[u].kind == kind and s.unit_loc[u] == D.SUPPLY:
+    for u in UNITS_OF_KIND[race].get(kind, ()):
+        if s.unit_loc[u] == D.SUPPLY:
             return u
     return None
 
