@@ -199,19 +199,22 @@ def split_count(state: State, g: Gain) -> int:
 
 
 # ---------------------------------------------------------------- blocking
-_SENSITIVE = (ShipOrder, ShipOffer, PlaceFace)
+# Task checks on hot paths compare exact types (tasks are never subclassed): a failed
+# isinstance against a Struct class costs several times a set lookup.
+_SENSITIVE = frozenset({ShipOrder, ShipOffer, PlaceFace})
 
 
 def sensitive(task: object) -> bool:
     """Lane steps whose result depends on what seats earlier in the order did."""
-    return isinstance(task, _SENSITIVE) or (isinstance(task, Bless) and "MIRROR" in task.eff)
+    kind = type(task)
+    return kind in _SENSITIVE or (kind is Bless and "MIRROR" in task.eff)
 
 
 def blocked(lanes, order: Iterable[int], seat: int) -> bool:
     for s in order:
         if s == seat:
             return False
-        if any(not isinstance(t, BoarReward) for t in lanes[s]):
+        if any(type(t) is not BoarReward for t in lanes[s]):
             return True
     return False
 
@@ -392,17 +395,11 @@ def answers(state: State, seat: int, task, move) -> bool:
             and move.option in tuple(data.TRITON_OPTIONS)
         )
     p = state.players[task.seat]
-    match task, move:
+    match task, move:  # the most frequent first
         case PlaceFace(), ForgeFace(die=d, slot=s):
             return d in (0, 1) and s in range(6) and FACES[p.dice[d][s]].kind != BOAR
-        case Action(), EndTurn():
-            return True
         case Action(), BuyFace(face=face):
             return not _no_extra(p, task) and can_buy(state, face, p.gold)
-        case Action(), PerformFeat(slot=slot):
-            return not _no_extra(p, task) and can_perform(state, p, slot, _extra_sun(task))
-        case Offering(), FinishOffering():
-            return True
         case Offering(), BuyFace(face=face):
             return can_buy(state, face, p.gold, exclude=task.bought)
         case Gain(), SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
@@ -413,8 +410,8 @@ def answers(state: State, seat: int, task, move) -> bool:
                 and (sg in range(task.sun + 1) if sen else sg == 0)
                 and (mg in range(task.moon + 1) if sen else mg == 0)
             )
-        case Reinforce(), EndReinforcements():
-            return True
+        case Action(), PerformFeat(slot=slot):
+            return not _no_extra(p, task) and can_perform(state, p, slot, _extra_sun(task))
         case Reinforce(), UseReinforcement(card=i, option=o):
             if i not in range(len(p.cards)) or i in task.used:
                 return False
@@ -424,6 +421,12 @@ def answers(state: State, seat: int, task, move) -> bool:
             if card == "OWL":
                 return o in tuple(data.OWL_OPTIONS)
             return card == "ELDER" and p.gold >= data.ELDER_GOLD and o == ""
+        case Reinforce(), EndReinforcements():
+            return True
+        case Action(), EndTurn():
+            return True
+        case Offering(), FinishOffering():
+            return True
         case _:
             return move in task_moves(state, task)
 
@@ -745,31 +748,8 @@ def pass_action(ctx: Ctx) -> None:
 def step_flow(ctx: Ctx, head) -> bool:
     """Work off the flow head if it needs no decision; False if it waits for one."""
     seat = head.seat
-    match head:
-        case BlessAll():
-            ctx.flow.pop(0)
-            ctx.order = seats_from(seat, ctx.n)
-            for s in ctx.order:
-                divine_blessing(ctx, s, "blessing")
-            return True
-        case BlessSeat():
-            ctx.flow.pop(0)
-            divine_blessing(ctx, seat, "blessing", head.mod)
-            return True
-        case MinorBless():
-            ctx.flow.pop(0)
-            faces = roll(ctx, seat, (head.die,), "minor")
-            ctx.lane_push(seat, [new_bless(seat, faces, "minor", head.mod, cerberus=True)])
-            return True
-        case TakeCard():
-            ctx.flow.pop(0)
-            take_card(ctx, seat, head.slot)
-            return True
-        case EndOfTurn():
-            ctx.flow.pop(0)
-            end_turn(ctx)
-            return True
-        case Reinforce() | Action() | Offering():
+    match head:  # the most frequent first
+        case Action() | Offering() | Reinforce():
             if has_choice(ctx.state, head) or ctx.player(seat).triton > 0:
                 return False
             if isinstance(head, Reinforce):
@@ -779,6 +759,29 @@ def step_flow(ctx: Ctx, head) -> bool:
                 ctx.emit(OfferingFinished(seat=seat))
             else:
                 pass_action(ctx)
+            return True
+        case BlessAll():
+            ctx.flow.pop(0)
+            ctx.order = seats_from(seat, ctx.n)
+            for s in ctx.order:
+                divine_blessing(ctx, s, "blessing")
+            return True
+        case EndOfTurn():
+            ctx.flow.pop(0)
+            end_turn(ctx)
+            return True
+        case TakeCard():
+            ctx.flow.pop(0)
+            take_card(ctx, seat, head.slot)
+            return True
+        case BlessSeat():
+            ctx.flow.pop(0)
+            divine_blessing(ctx, seat, "blessing", head.mod)
+            return True
+        case MinorBless():
+            ctx.flow.pop(0)
+            faces = roll(ctx, seat, (head.die,), "minor")
+            ctx.lane_push(seat, [new_bless(seat, faces, "minor", head.mod, cerberus=True)])
             return True
         case _:
             return False
@@ -926,44 +929,7 @@ effects) and Ferryman, Gorgon, Hydra (glory only) have none."""
 # =================================================================== decide
 def apply_move(ctx: Ctx, seat: int, task, move) -> None:
     """Apply a legal ``move`` answering ``task``."""
-    match move:
-        case UseTriton(option=o):
-            ctx.emit(TokenUsed(seat=seat, token="triton"))
-            g, s, m, v = data.TRITON_OPTIONS[o]
-            ctx.lane_push(seat, [Gain(seat=seat, gold=g, sun=s, moon=m, glory=v, source="triton")])
-        case ChooseMirror(face=face):
-            eff = list(task.eff)
-            eff[eff.index("MIRROR")] = face
-            ctx.emit(MirrorCopied(seat=seat, face=face))
-            ctx.lanes[seat][0] = _replace(task, eff=tuple(eff))
-        case ChooseOption(option=o):
-            if isinstance(task, BoarReward):
-                ctx.lanes[seat].pop(0)
-                gain(ctx, seat, data.BOAR_OWNER_OPTIONS[o], "boar")
-            else:
-                picks = list(task.picks)
-                i = next(
-                    i for i, _ in yielding(task.eff)
-                    if pick_options(task.eff[i]) and not picks[i]
-                )  # fmt: skip
-                picks[i] = o
-                ctx.lanes[seat][0] = _replace(task, picks=tuple(picks))
-        case SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
-            ctx.lanes[seat].pop(0)
-            apply_split(ctx, task, h, gg, sg, mg)
-        case OrderFaces(ship_first=first):
-            lane = ctx.lanes[seat]
-            lane.pop(0)
-            if first:
-                span = lane[: task.span]
-                gains = [t for t in span if isinstance(t, Gain)]
-                ships = [t for t in span if not isinstance(t, Gain)]
-                lane[: task.span] = ships + gains
-        case ShipBuy(face=face):
-            buy(ctx, seat, face, task.discount)
-            ctx.lanes[seat][0] = PlaceFace(seat=seat, face=face)
-        case ShipPass():
-            ctx.lanes[seat].pop(0)
+    match move:  # the most frequent moves first: a match tries its cases in order
         case ForgeFace(die=d, slot=s):
             if any(ctx.start.lanes):
                 ctx.lanes[seat].pop(0)
@@ -971,11 +937,23 @@ def apply_move(ctx: Ctx, seat: int, task, move) -> None:
                 ctx.flow.pop(0)
             old = ctx.player(seat).dice[d][s]
             ctx.emit(FaceForged(seat=seat, die=d, slot=s, face=task.face, replaced=old))
-        case UseCerberus(use=use):
+        case BuyFace(face=face):
+            bought: tuple[str, ...] = ()
+            if isinstance(task, Offering):
+                bought = task.bought
+            elif task.extra:
+                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+            buy(ctx, seat, face)
+            ctx.flow[0:1] = [PlaceFace(seat=seat, face=face),
+                             Offering(seat=seat, bought=(*bought, face))]  # fmt: skip
+        case SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
             ctx.lanes[seat].pop(0)
-            if use:
-                ctx.emit(TokenUsed(seat=seat, token="cerberus"))
-                ctx.lanes[seat].insert(0, new_bless(seat, task.faces, task.kind, task.mod))
+            apply_split(ctx, task, h, gg, sg, mg)
+        case PerformFeat(slot=slot):
+            if task.extra:
+                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+            ctx.flow.pop(0)
+            perform_feat(ctx, seat, slot)
         case UseReinforcement(card=i, option=o):
             card = ctx.player(seat).cards[i]
             ctx.flow[0] = _replace(task, used=(*task.used, i))
@@ -989,42 +967,67 @@ def apply_move(ctx: Ctx, seat: int, task, move) -> None:
             else:
                 ctx.emit(ResourcesSpent(seat=seat, gold=data.ELDER_GOLD, reason="elder"))
                 gain(ctx, seat, (0, 0, 0, data.ELDER_GLORY), "elder")
+        case ChooseOption(option=o):
+            if isinstance(task, BoarReward):
+                ctx.lanes[seat].pop(0)
+                gain(ctx, seat, data.BOAR_OWNER_OPTIONS[o], "boar")
+            else:
+                picks = list(task.picks)
+                i = next(
+                    i for i, _ in yielding(task.eff)
+                    if pick_options(task.eff[i]) and not picks[i]
+                )  # fmt: skip
+                picks[i] = o
+                ctx.lanes[seat][0] = _replace(task, picks=tuple(picks))
         case EndReinforcements():
             ctx.flow.pop(0)
             ctx.emit(ReinforcementsEnded(seat=seat))
-        case BuyFace(face=face):
-            bought: tuple[str, ...] = ()
-            if isinstance(task, Offering):
-                bought = task.bought
-            elif task.extra:
-                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
-            buy(ctx, seat, face)
-            ctx.flow[0:1] = [PlaceFace(seat=seat, face=face),
-                             Offering(seat=seat, bought=(*bought, face))]  # fmt: skip
+        case EndTurn():
+            pass_action(ctx)
         case FinishOffering():
             ctx.flow.pop(0)
             ctx.emit(OfferingFinished(seat=seat))
-        case PerformFeat(slot=slot):
-            if task.extra:
-                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+        case ChooseSatyrFaces(first=a, second=b):
             ctx.flow.pop(0)
-            perform_feat(ctx, seat, slot)
-        case EndTurn():
-            pass_action(ctx)
+            pl = ctx.state.players
+            faces = (up_face(pl[a[0]], a[1]), up_face(pl[b[0]], b[1]))
+            ctx.lane_push(seat, [new_bless(seat, faces, "satyrs")])
+        case ChooseMirror(face=face):
+            eff = list(task.eff)
+            eff[eff.index("MIRROR")] = face
+            ctx.emit(MirrorCopied(seat=seat, face=face))
+            ctx.lanes[seat][0] = _replace(task, eff=tuple(eff))
+        case ChooseMinorDie(die=d):
+            ctx.flow.pop(0)
+            ctx.flow[0:0] = [MinorBless(seat=seat, die=d, mod=task.mod) for _ in range(4)]
+        case UseTriton(option=o):
+            ctx.emit(TokenUsed(seat=seat, token="triton"))
+            g, s, m, v = data.TRITON_OPTIONS[o]
+            ctx.lane_push(seat, [Gain(seat=seat, gold=g, sun=s, moon=m, glory=v, source="triton")])
+        case OrderFaces(ship_first=first):
+            lane = ctx.lanes[seat]
+            lane.pop(0)
+            if first:
+                span = lane[: task.span]
+                gains = [t for t in span if isinstance(t, Gain)]
+                ships = [t for t in span if not isinstance(t, Gain)]
+                lane[: task.span] = ships + gains
+        case ShipBuy(face=face):
+            buy(ctx, seat, face, task.discount)
+            ctx.lanes[seat][0] = PlaceFace(seat=seat, face=face)
+        case ShipPass():
+            ctx.lanes[seat].pop(0)
+        case UseCerberus(use=use):
+            ctx.lanes[seat].pop(0)
+            if use:
+                ctx.emit(TokenUsed(seat=seat, token="cerberus"))
+                ctx.lanes[seat].insert(0, new_bless(seat, task.faces, task.kind, task.mod))
         case ChooseBoarBearer(seat=bearer):
             ctx.flow.pop(0)
             take_garden_face(ctx, seat, data.BOAR_FACE[task.colour], bearer)
         case ChooseShield(face=face):
             ctx.flow.pop(0)
             take_garden_face(ctx, seat, face, seat)
-        case ChooseSatyrFaces(first=a, second=b):
-            ctx.flow.pop(0)
-            pl = ctx.state.players
-            faces = (up_face(pl[a[0]], a[1]), up_face(pl[b[0]], b[1]))
-            ctx.lane_push(seat, [new_bless(seat, faces, "satyrs")])
-        case ChooseMinorDie(die=d):
-            ctx.flow.pop(0)
-            ctx.flow[0:0] = [MinorBless(seat=seat, die=d, mod=task.mod) for _ in range(4)]
         case _:
             raise IllegalMove("unknown_move", f"{move!r}")
 
