@@ -96,7 +96,7 @@ def _zero_at(t: tuple[int, ...], positions: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def evolve(state: State | None, event: AssaultEvent) -> State:
-    if isinstance(event, GameStarted):
+    if type(event) is GameStarted:  # not isinstance: a miss on a Struct class is slow
         return _start(event)
     s = state
     assert s is not None
@@ -108,8 +108,17 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             )  # fmt: skip
         case TurnEnded():
             return replace(s, phase="between", command="", battle=None, trade=Trade())
-        case GameStarted():
-            raise AssertionError("unreachable")
+        case TurnBegan(seat=seat, round=rnd):
+            return replace(
+                s, active=seat, round=rnd, phase="turn", command="", budget=0, used_units=(),
+                used_regions=(), transit=-1, toll_unit=-1, toll_region=-1, gs_stage=0,
+                trade=Trade(), battle=None,
+            )  # fmt: skip
+        case CommandPlayed(seat=seat, command=cmd, strength=n, phase=phase):
+            return replace(
+                s, rows=_set(s.rows, seat, (*s.rows[seat], cmd)), command=cmd, budget=n,
+                phase=phase,
+            )  # fmt: skip
         case DeckShuffled(deck=deck, cards=cards, from_discard=fd):
             if deck == "resource":
                 return replace(s, res_deck=cards, res_discard=() if fd else s.res_discard)
@@ -136,12 +145,6 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             )
         case DraftRevealed(card=card):
             return replace(s, uni_deck=s.uni_deck[1:], draft=(*s.draft, card))
-        case TurnBegan(seat=seat, round=rnd):
-            return replace(
-                s, active=seat, round=rnd, phase="turn", command="", budget=0, used_units=(),
-                used_regions=(), transit=-1, toll_unit=-1, toll_region=-1, gs_stage=0,
-                trade=Trade(), battle=None,
-            )  # fmt: skip
         case EventClaimed(seat=seat, event=ev, paid=paid):
             race = s.seat_race[seat]
             special = s.special_done
@@ -168,11 +171,6 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             if stage == "final_ordning":
                 return replace(s, final_ordning=True)
             return replace(s, endgame=True, final_round=fr)
-        case CommandPlayed(seat=seat, command=cmd, strength=n, phase=phase):
-            return replace(
-                s, rows=_set(s.rows, seat, (*s.rows[seat], cmd)), command=cmd, budget=n,
-                phase=phase,
-            )  # fmt: skip
         case PhaseEntered(phase=phase):
             return replace(s, phase=phase)
         case LynMoved(to_region=g, cost=cost):
@@ -323,6 +321,8 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             return replace(
                 s, phase="over", outcome=Outcome(ranks=ranks, scores=scores, reason=reason)
             )
+        case GameStarted():
+            raise AssertionError("unreachable")
         case _:
             assert_never(event)
 
