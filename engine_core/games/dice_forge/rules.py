@@ -292,28 +292,14 @@ def task_moves(state: State, task) -> list:
     """The moves that answer ``task`` (without Triton), the passive one first."""
     seat = task.seat
     p = state.players[seat]
-    match task:
-        case Bless():
-            if "MIRROR" in task.eff:
-                return [ChooseMirror(face=f) for f in mirror_targets(state, seat)]
-            for i, _ in yielding(task.eff):
-                if not task.picks[i]:
-                    opts = pick_options(task.eff[i])
-                    if opts:
-                        return [ChooseOption(option=o) for o in opts]
-            return []
-        case Gain():
-            return _split_moves(state, task)
-        case BoarReward():
-            return [ChooseOption(option=o) for o in data.BOAR_OWNER_OPTIONS]
-        case CerberusOffer():
-            return [UseCerberus(use=False), UseCerberus(use=True)]
-        case ShipOrder():
-            return [OrderFaces(ship_first=False), OrderFaces(ship_first=True)]
-        case ShipOffer():
-            return [ShipPass()] + [
-                ShipBuy(face=f) for f in _buyable(state, p.gold, discount=task.discount)
-            ]
+    match task:  # the most frequent first
+        case Action():
+            moves = [EndTurn()]
+            if _no_extra(p, task):
+                return moves
+            moves += [BuyFace(face=f) for f in _buyable(state, p.gold)]
+            moves += _feats(state, p, _extra_sun(task))
+            return moves
         case PlaceFace():
             return [
                 ForgeFace(die=d, slot=s)
@@ -321,6 +307,8 @@ def task_moves(state: State, task) -> list:
                 for s in range(6)
                 if FACES[p.dice[d][s]].kind != BOAR
             ]
+        case Gain():
+            return _split_moves(state, task)
         case Reinforce():
             moves: list = [EndReinforcements()]
             for i, c in enumerate(p.cards):
@@ -333,16 +321,28 @@ def task_moves(state: State, task) -> list:
                 elif c == "ELDER" and p.gold >= data.ELDER_GOLD:
                     moves.append(UseReinforcement(card=i, option=""))
             return moves
-        case Action():
-            moves = [EndTurn()]
-            if _no_extra(p, task):
-                return moves
-            moves += [BuyFace(face=f) for f in _buyable(state, p.gold)]
-            moves += _feats(state, p, _extra_sun(task))
-            return moves
         case Offering():
             return [FinishOffering()] + [
                 BuyFace(face=f) for f in _buyable(state, p.gold, exclude=task.bought)
+            ]
+        case Bless():
+            if "MIRROR" in task.eff:
+                return [ChooseMirror(face=f) for f in mirror_targets(state, seat)]
+            for i, _ in yielding(task.eff):
+                if not task.picks[i]:
+                    opts = pick_options(task.eff[i])
+                    if opts:
+                        return [ChooseOption(option=o) for o in opts]
+            return []
+        case BoarReward():
+            return [ChooseOption(option=o) for o in data.BOAR_OWNER_OPTIONS]
+        case CerberusOffer():
+            return [UseCerberus(use=False), UseCerberus(use=True)]
+        case ShipOrder():
+            return [OrderFaces(ship_first=False), OrderFaces(ship_first=True)]
+        case ShipOffer():
+            return [ShipPass()] + [
+                ShipBuy(face=f) for f in _buyable(state, p.gold, discount=task.discount)
             ]
         case ChooseBearer():
             return [ChooseBoarBearer(seat=s) for s in range(len(state.players)) if s != seat]
