@@ -227,7 +227,7 @@ def _container(objs, name):  # type: ignore[no-untyped-def]
 GRPC_TARGETS = [
     ("match", "TABLETOP_RULES_ADDR", "rules"),
     ("matchmaking", "TABLETOP_MATCH_ADDR", "match"),
-    ("bots", "TABLETOP_MATCH_TARGET", "match"),
+    ("bots", "TABLETOP_MATCH_ADDR", "match"),
 ]
 
 

@@ -12,13 +12,12 @@ from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.store import (
     EXPIRED,
-    FINAL_STATES,
     MATCHED,
     NewTicket,
     TicketStore,
 )
 
-from .conftest import until
+from .conftest import run_until_settled
 
 
 def _game_counts() -> list[tuple[str, list[int]]]:
@@ -40,18 +39,7 @@ async def _enqueue_many(store: TicketStore, n: int, rng: random.Random) -> list[
 
 
 async def _run_until_final(store: TicketStore, ids: list[str], *makers: Matchmaker) -> None:
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
-
-    async def all_final() -> bool:
-        recs = await store.get_many(ids)
-        return all(r is not None and r.state in FINAL_STATES for r in recs)
-
-    try:
-        await until(all_final, timeout=60, every=0.2)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
+    await run_until_settled(store, ids, makers)
 
 
 async def _check_invariants(store: TicketStore, ids: list[str], creator: InProcessMatchCreator):
@@ -92,7 +80,7 @@ async def test_a_thousand_tickets_each_end_in_one_match_or_expire(rclient, setti
 
 
 async def test_two_matchmakers_never_assign_a_ticket_twice(rclient, settings) -> None:
-    s = dataclasses.replace(settings, ticket_ttl_s=3.0, window_growth=20.0, tick_s=0.0)
+    s = dataclasses.replace(settings, ticket_ttl_s=60.0, window_growth=50.0, tick_s=0.0)
     ids = []
     store = TicketStore(rclient, s)
     creator = InProcessMatchCreator()
