@@ -7,11 +7,14 @@ commit it decided on, idempotency key = bot and version, so a retried submit
 never plays twice and a stale one is simply refused (the next commit brings a
 fresh view).
 
-A bot sees exactly what its seat sees. The engine bots decide on a state, so
-the bot rebuilds it from its view: for games whose view is the state itself
-(no hidden information) that is exact. For games with hidden information the
-bot would need a determinisation (a state consistent with its view), which the
-engine does not offer yet: such games raise ``UnsupportedGame``.
+The engine bots decide on a state. For games whose view is the state itself
+(no hidden information) the bot rebuilds it from its own view, exactly what its
+seat sees. Games with hidden information need more than a seat's view to list
+the legal moves, and the engine offers no determinisation yet, so there the
+worker (a trusted server-side component) folds the match's events from the
+``MATCHES`` stream (``TrustedStates``) and plays *random* legal moves: legal
+moves depend only on what the seat may know, and a random choice cannot
+exploit the other seats' secrets that the full state holds (a greedy bot could).
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -63,12 +65,30 @@ class Identity:
         return bearer_metadata(self._token)
 
 
-def state_from_view(game: Game) -> Callable[[str], Any]:
-    """How to rebuild the state a bot decides on from its view JSON."""
-    if game.View is game.State:
-        decoder = msgspec.json.Decoder(game.State)
-        return decoder.decode
-    raise UnsupportedGame(f"{game.name} hides information: its view is not its state")
+def has_public_state(game: Game) -> bool:
+    """Whether a seat's view is the whole state (no hidden information)."""
+    return game.View is game.State
+
+
+class TrustedStates:
+    """A match's full state, folded from its commits in JetStream (only for
+    the bot worker, a trusted component; never sent to anybody)."""
+
+    def __init__(self, store: Any, game: Game) -> None:
+        self.store = store  # services.match.store.JetStreamStore
+        self.game = game
+        self._events = msgspec.json.Decoder(game.Event)
+        self.state: Any = None
+        self.version = -1
+        self._seq = 0
+
+    async def latest(self, match_id: str) -> tuple[int, Any]:
+        """``(version, state)`` of the match's last commit."""
+        async for seq, commit in self.store.commits(match_id, self._seq):
+            for text in commit.events:
+                self.state = self.game.evolve(self.state, self._events.decode(text))
+            self._seq, self.version = seq, commit.version
+        return self.version, self.state
 
 
 class SeatPlayer:
@@ -83,6 +103,7 @@ class SeatPlayer:
         *,
         timeout_s: float = 10.0,
         move_delay_s: float = 0.0,
+        trusted: TrustedStates | None = None,
     ) -> None:
         self.stub = stub
         self.match_id = match_id
@@ -92,7 +113,10 @@ class SeatPlayer:
         self.bot = bot
         self.timeout_s = timeout_s
         self.move_delay_s = move_delay_s
-        self.to_state = state_from_view(game)
+        self.trusted = trusted
+        if trusted is None and not has_public_state(game):
+            raise UnsupportedGame(f"{game.name} hides information: a bot needs TrustedStates")
+        self._view = msgspec.json.Decoder(game.State) if has_public_state(game) else None
         self.moves = 0
 
     async def play(self) -> None:
@@ -121,9 +145,15 @@ class SeatPlayer:
                 backoff = min(2.0, backoff * 2)
 
     async def _on_commit(self, commit: match_pb2.MatchCommit) -> None:
-        if not commit.view_json:
-            return
-        state = self.to_state(commit.view_json)
+        if self._view is not None:
+            if not commit.view_json:
+                return
+            version, state = commit.version, self._view.decode(commit.view_json)
+        else:
+            assert self.trusted is not None
+            version, state = await self.trusted.latest(self.match_id)
+            if version < commit.version:
+                return  # the stream is behind the watch: the next commit decides
         if self.seat not in self.game.awaiting(state):
             return
         move = self.bot.choose(self.game, state, self.seat, Rng(os.urandom(16)))
@@ -132,8 +162,8 @@ class SeatPlayer:
         request = match_pb2.SubmitMoveRequest(
             match_id=self.match_id,
             move_json=msgspec.json.encode(move).decode(),
-            expected_version=commit.version,
-            idempotency_key=f"{self.identity.player_id}:{commit.version}",
+            expected_version=version,
+            idempotency_key=f"{self.identity.player_id}:{version}",
             seat=self.seat,
         )
         for attempt in range(5):
@@ -161,11 +191,15 @@ async def play_match(
     kind: str = "greedy",
     timeout_s: float = 10.0,
     move_delay_s: float = 0.0,
+    store: Any = None,
 ) -> int:
     """Play every bot seat of a match to its end; returns the moves made."""
     if not all(is_bot(b) for b in bots):
         raise ValueError(f"not bot ids: {sorted(b for b in bots if not is_bot(b))}")
     game = default_registry().get(game_name)
+    public = has_public_state(game)
+    if not public and store is None:
+        raise UnsupportedGame(f"{game.name} hides information: the worker needs the stream")
     players = [
         SeatPlayer(
             stub,
@@ -173,9 +207,10 @@ async def play_match(
             game,
             Identity(bot_id, tokens),
             seat,
-            bot_for(kind, game),
+            bot_for(kind if public else "random", game),
             timeout_s=timeout_s,
             move_delay_s=move_delay_s,
+            trusted=None if public else TrustedStates(store, game),
         )
         for bot_id, seat in sorted(bots.items(), key=lambda kv: kv[1])
     ]

@@ -14,8 +14,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from typing import Any
 
 import grpc
+import nats
 import redis.asyncio as redis
 from prometheus_client import Counter
 from redis.exceptions import ResponseError
@@ -24,6 +26,7 @@ from services.bots.player import UnsupportedGame, play_match
 from services.bots.settings import BotSettings
 from services.common.auth import Tokens
 from services.common.logging import get_logger
+from services.match.store import JetStreamStore, StreamConfig
 from tabletop.match.v1 import match_pb2_grpc
 
 log = get_logger("bots.worker")
@@ -47,10 +50,16 @@ class BotWorker:
         self.failed = 0
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._nc: Any = None
+        self.store: JetStreamStore | None = None
 
     async def start(self) -> BotWorker:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists
             await self.redis.xgroup_create(JOBS, GROUP, id="0", mkstream=True)
+        self._nc = await nats.connect(self.settings.nats_url, max_reconnect_attempts=-1)
+        self.store = JetStreamStore(
+            self._nc.jetstream(), StreamConfig(name=self.settings.match_stream)
+        )
         self._task = asyncio.create_task(self._run())
         return self
 
@@ -65,6 +74,8 @@ class BotWorker:
                 await t
         await self.channel.close()
         await self.redis.aclose()
+        if self._nc is not None:
+            await self._nc.close()
 
     async def _run(self) -> None:
         s = self.settings
@@ -118,6 +129,7 @@ class BotWorker:
                 kind=s.kind,
                 timeout_s=s.rpc_timeout_s,
                 move_delay_s=s.move_delay_s,
+                store=self.store,
             )
             self.finished += 1
             MATCHES_PLAYED.labels("finished").inc()

@@ -80,7 +80,11 @@ async def test_a_bot_filled_match_is_played_to_the_end(
 ) -> None:
     s = dataclasses.replace(settings, bot_fill_after_s=0.2)
     bots = BotSettings(
-        redis_url=s.redis_url, match_addr=match_server.address, jwt_secret=SECRET, kind="greedy"
+        redis_url=s.redis_url,
+        nats_url=nats_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        kind="greedy",
     )
     worker = await BotWorker(bots).start()
     try:
@@ -121,6 +125,52 @@ async def test_a_bot_filled_match_is_played_to_the_end(
             assert not await rclient.exists(f"mm:r:tic_tac_toe:{bot_seats[0].player}")
     finally:
         await worker.stop()
+
+
+async def test_the_worker_plays_a_game_with_hidden_information(
+    settings, match_server, nats_url, rclient
+) -> None:
+    bots = BotSettings(
+        redis_url=settings.redis_url,
+        nats_url=nats_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+    )
+    worker = await BotWorker(bots).start()
+    try:
+        async with grpc.aio.insecure_channel(match_server.address) as mch:
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+            players = ["bot:random-1", "bot:random-2"]
+            created = await mstub.CreateMatch(
+                match_pb2.CreateMatchRequest(game="arcane_academy", players=players),
+                metadata=service,
+            )
+            # As the matchmaker hands a bot-filled match over.
+            await rclient.xadd(
+                JOBS,
+                {
+                    "match_id": created.match_id,
+                    "game": "arcane_academy",
+                    "bots": '{"bot:random-1": 0, "bot:random-2": 1}',
+                },
+            )
+
+            async def finished() -> bool:
+                m = await mstub.GetMatch(
+                    match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+                )
+                return m.status == match_pb2.MATCH_STATUS_FINISHED
+
+            await until(finished, timeout=60, every=0.2)
+            await until(lambda: _worker_done(worker))
+            assert worker.failed == 0
+    finally:
+        await worker.stop()
+
+
+async def _worker_done(worker: BotWorker) -> bool:
+    return worker.finished == 1
 
 
 async def test_two_players_matched_play_and_their_ratings_move(
