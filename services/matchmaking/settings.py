@@ -55,6 +55,7 @@ class MatchmakingSettings:
     bot_fill_after_s: float = 20.0  # tickets allowing bots get bot-filled after this
     create_concurrency: int = 64  # CreateMatch calls in flight per matchmaker
     claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
+    max_create_failures: int = 5  # a ticket whose matches fail this often ends (expired)
 
     # Ratings.
     ratings_durable: str = "matchmaking-ratings"

@@ -325,7 +325,18 @@ class TicketStore:
     async def release(self, token: str, ticket_ids: Sequence[str]) -> int:
         if not ticket_ids:
             return 0
-        return int(await self._release(keys=[], args=[token, json.dumps(list(ticket_ids))]))
+        s = self.settings
+        return int(
+            await self._release(
+                keys=[],
+                args=[
+                    token,
+                    json.dumps(list(ticket_ids)),
+                    s.max_create_failures,
+                    int(s.result_ttl_s * 1000),
+                ],
+            )
+        )
 
 
 def _s(v: Any) -> str:

@@ -128,6 +128,27 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     assert {r.state for r in recs} == {MATCHED} and len({r.match_id for r in recs}) == 1
 
 
+async def test_tickets_whose_matches_keep_failing_end(rclient, settings) -> None:
+    class Refusing:
+        async def create_match(self, game, players, options_json, *, key=""):
+            raise RuntimeError("refused")
+
+    s = dataclasses.replace(settings, max_create_failures=3)
+    store = TicketStore(rclient, s)
+    ids = [
+        await store.enqueue(NewTicket("tic_tac_toe", (p,), (2,), "", False, 25.0))
+        for p in ("a", "b")
+    ]
+    mm = Matchmaker(store, Refusing(), s)
+    for _ in range(3):
+        assert (await mm.run_once()).failed == 1
+    recs = await store.get_many(ids)
+    assert [(r.state, r.reason) for r in recs] == [("expired", "match_refused")] * 2
+    assert (await mm.run_once()).groups == 0
+    # The players are free to queue again.
+    await store.enqueue(NewTicket("tic_tac_toe", ("a",), (2,), "", False, 25.0))
+
+
 async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settings) -> None:
     store = TicketStore(rclient, settings)
     ids = [
