@@ -24,9 +24,7 @@ def _target_distance(s: State, race: int) -> list[int]:
     rr, _ = R.board(s)
     inf = 99
     dist = [inf] * 22
-    frontier = [
-        g for g in range(22) if rr[g] not in (-1, race) and not R.forbidden(s, race, g)
-    ]
+    frontier = [g for g in range(22) if rr[g] not in (-1, race) and not R.forbidden(s, race, g)]
     for g in frontier:
         dist[g] = 0
     while frontier:
@@ -109,13 +107,20 @@ class AssaultGreedy:
                     h, bl, a = D.DIE_FACES[sd.dice[i]][sd.faces[i] - 1]
                     bad += 1 if h + bl + a == 0 else -3
                 return bad
-            case M.ConvertArcane(into=into, count=c):
-                return c * (3 if into == "hits" else 2)
-            case M.CastSpell(spell=sp, count=c, dice=d):
+            case M.ConvertArcane(into=into, dice=d):
+                return len(d) * (3 if into == "hits" else 2)
+            case M.CastSpell(spell=sp, dice=d):
                 kind = D.SPELL_KIND[sp]
-                return {"lightning_bolt": 4, "stoneskin": 3, "arcane_surge": c, "fortune": -len(d)}[
-                    kind
-                ] if kind != "mend" else -1
+                return (
+                    {
+                        "lightning_bolt": 4,
+                        "stoneskin": 3,
+                        "arcane_surge": len(d),
+                        "fortune": -len(d),
+                    }[kind]
+                    if kind != "mend"
+                    else -1
+                )
             case M.PlayArmament(effect=e):
                 return 1 if e == "hit" else 0.5
             case M.FinalizeRoll():

@@ -72,6 +72,8 @@ Sword Mountains|Waterdeep;Sword Mountains|Sumber Hills;Waterdeep|Daggerford
 Sumber Hills|Delimbiyr Vale;Sumber Hills|Daggerford;Delimbiyr Vale|High Moor
 Delimbiyr Vale|Daggerford;High Moor|Daggerford
 """
+
+
 def _edges() -> tuple[tuple[int, int], ...]:
     out = []
     for line in _EDGES.strip().splitlines():
@@ -139,9 +141,7 @@ RACE_UNITS = tuple(tuple(i for i, u in enumerate(UNITS) if u.race == r) for r in
 LEADER_OF = tuple(next(i for i in RACE_UNITS[r] if UNITS[i].kind == "leader") for r in range(6))
 HEKATON = next(i for i, u in enumerate(UNITS) if u.kind == "hekaton")
 VONINDOD = next(i for i, u in enumerate(UNITS) if u.kind == "vonindod")
-STORM_CHAMPION = next(
-    i for i, u in enumerate(UNITS) if u.race == "storm" and u.kind == "champion"
-)
+STORM_CHAMPION = next(i for i, u in enumerate(UNITS) if u.race == "storm" and u.kind == "champion")
 
 # unit locations besides a region index
 SUPPLY = -1  # recruitable (and off-board giantslayers)

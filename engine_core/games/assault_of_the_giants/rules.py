@@ -9,7 +9,7 @@ from itertools import combinations
 from typing import Any
 
 from engine_core.errors import IllegalMove
-from engine_core.flow import Phase, Phases
+from engine_core.flow import Phase, Phases, next_seat
 from engine_core.games.assault_of_the_giants import data as D
 from engine_core.games.assault_of_the_giants.events import (
     ArcaneConverted,
@@ -450,9 +450,7 @@ def opts_attack(s: State, seat: Seat) -> list[Any]:
 def muster_candidates(s: State, b: Battle) -> list[int]:
     race = race_of(s, b.attacker)
     adj = D.ADJ_SET[b.target]
-    return [
-        u for u in on_board(s, race) if s.unit_loc[u] in adj and u not in s.used_units
-    ]
+    return [u for u in on_board(s, race) if s.unit_loc[u] in adj and u not in s.used_units]
 
 
 def arcane_left(sd: Side) -> list[int]:
@@ -461,6 +459,16 @@ def arcane_left(sd: Side) -> list[int]:
     for i, (die, f) in enumerate(zip(sd.dice, sd.faces, strict=True)):
         a = D.DIE_FACES[die][f - 1][2] - sd.to_block[i] - sd.to_hits[i] - sd.to_hit[i]
         out.extend([i] * a)
+    return out
+
+
+def symbol_choices(sd: Side, k: int) -> list[tuple[int, ...]]:
+    """Every choice of 1..k unconverted arcane symbols, as ascending die positions
+    (a die with two unconverted symbols may be named twice)."""
+    arc = arcane_left(sd)
+    out: list[tuple[int, ...]] = []
+    for size in range(1, min(len(arc), k) + 1):
+        out.extend(dict.fromkeys(combinations(arc, size)))
     return out
 
 
@@ -473,13 +481,13 @@ def subsets(n: int, k: int) -> list[tuple[int, ...]]:
 
 def spell_options(s: State, seat: Seat, sd: Side) -> list[Any]:
     out: list[Any] = []
-    arc = len(arcane_left(sd))
+    surge = symbol_choices(sd, 2)
     for sp in s.spells[seat]:
         kind = D.SPELL_KIND[sp]
         if kind in ("lightning_bolt", "stoneskin"):
             out.append(CastSpell(spell=sp))
         elif kind == "arcane_surge":
-            out.extend(CastSpell(spell=sp, count=c) for c in range(1, min(2, arc) + 1))
+            out.extend(CastSpell(spell=sp, dice=d) for d in surge)
         elif kind == "fortune":
             out.extend(CastSpell(spell=sp, dice=d) for d in subsets(len(sd.dice), 2))
     if any(D.RESOURCE_KIND[c] == "armament" for c in s.resources[seat]):
@@ -502,7 +510,6 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         sd = b.att
         row = s.rows[b.attacker]
         out = []
-        arc = len(arcane_left(sd))
         # positional abilities first; once a spell or Armament is played they are over
         abilities = not any(u in SPELL_SOURCES for u in sd.used)
         p = row_pos(row, "leader") if abilities else 0
@@ -511,11 +518,11 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         p = row_pos(row, "magic") if abilities else 0
         if p and "magic" not in sd.used:
             out.extend(
-                ConvertArcane(into="block", count=c) for c in range(1, min(len(row) - p, arc) + 1)
+                ConvertArcane(into="block", dice=d) for d in symbol_choices(sd, len(row) - p)
             )
         p = row_pos(row, "attack") if abilities else 0
         if p and "attack" not in sd.used:
-            out.extend(ConvertArcane(into="hits", count=c) for c in range(1, min(p - 1, arc) + 1))
+            out.extend(ConvertArcane(into="hits", dice=d) for d in symbol_choices(sd, p - 1))
         out.extend(spell_options(s, b.attacker, sd))
         out.append(FinalizeRoll())
         return out
@@ -525,9 +532,8 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         if b.defender < 0:
             if "npc_reroll" not in sd.used:
                 out.extend(Reroll(dice=d) for d in subsets(len(sd.dice), 2))
-            arc = len(arcane_left(sd))
             if "npc_convert" not in sd.used:
-                out.extend(ConvertArcane(into="block", count=c) for c in range(1, min(2, arc) + 1))
+                out.extend(ConvertArcane(into="block", dice=d) for d in symbol_choices(sd, 2))
         else:
             out.extend(spell_options(s, b.defender, sd))
         out.append(FinalizeRoll())
@@ -560,11 +566,7 @@ def casualty_candidates(s: State, b: Battle, side: str) -> list[int]:
 
 
 def mend_candidates(s: State, b: Battle, side: str) -> list[int]:
-    return [
-        u
-        for u in casualty_candidates(s, b, side)
-        if s.unit_wounded[u] and D.UNIT_RACE[u] >= 0
-    ]
+    return [u for u in casualty_candidates(s, b, side) if s.unit_wounded[u] and D.UNIT_RACE[u] >= 0]
 
 
 def advance_candidates(s: State, b: Battle) -> list[int]:
@@ -646,6 +648,7 @@ def opts_trade(s: State, seat: Seat) -> list[Any]:
         out.append(ConfirmTrade())
         if t.mode == "deck":
             out.extend(ConfirmTrade(take=k) for k in kinds(s.res_discard + t.give))
+    out.append(EndTrade())  # legal whenever no answer is pending: drops an unsent trade
     return out
 
 
@@ -732,18 +735,16 @@ def opts_rest(s: State, seat: Seat) -> list[Any]:
         units = [s.transit]
     else:
         units = [u for u in D.GIANTSLAYERS if s.unit_loc[u] >= 0]
-        if s.gs_stage == 0 and s.budget >= 2 and any(
-            s.unit_loc[u] == D.SUPPLY for u in D.GIANTSLAYERS
+        if (
+            s.gs_stage == 0
+            and s.budget >= 2
+            and any(s.unit_loc[u] == D.SUPPLY for u in D.GIANTSLAYERS)
         ):
             out.extend(GsRecruit(region=g) for g in D.SMALL_FOLK)
     if s.gs_stage <= 1 and s.budget >= 1:
         for u in units:
             for g in D.ADJ[s.unit_loc[u]]:
-                if (
-                    D.START_RACE[g] < 0
-                    or s.final_ordning
-                    or slayer_escapes(s, g, s.budget - 1)
-                ):
+                if D.START_RACE[g] < 0 or s.final_ordning or slayer_escapes(s, g, s.budget - 1):
                     out.append(GsMove(slayer=u, to=g))
     if s.transit < 0:
         if s.budget >= 1:
@@ -789,20 +790,38 @@ PHASES = Phases(
     Phase("attack", frozenset({"declare_battle", "end_attack"}), "turn"),
     Phase(
         "battle",
-        frozenset({
-            "add_attacker", "start_battle", "reroll", "convert_arcane", "cast_spell",
-            "play_armament", "finalize_roll", "assign_casualty", "cast_mend", "pass_mend",
-            "advance", "end_advance",
-        }),
+        frozenset(
+            {
+                "add_attacker",
+                "start_battle",
+                "reroll",
+                "convert_arcane",
+                "cast_spell",
+                "play_armament",
+                "finalize_roll",
+                "assign_casualty",
+                "cast_mend",
+                "pass_mend",
+                "advance",
+                "end_advance",
+            }
+        ),
         "attack",
     ),
     Phase("recruit", frozenset({"recruit", "end_recruit"}), "turn"),
     Phase(
         "trade",
-        frozenset({
-            "start_trade", "give_card", "request_card", "confirm_trade", "return_card",
-            "respond_offer", "end_trade",
-        }),
+        frozenset(
+            {
+                "start_trade",
+                "give_card",
+                "request_card",
+                "confirm_trade",
+                "return_card",
+                "respond_offer",
+                "end_trade",
+            }
+        ),
         "turn",
     ),
     Phase("leader", frozenset({"leader_ability", "leader_return", "leader_pass"}), "turn"),
@@ -886,7 +905,7 @@ def end_command(ctx: Ctx) -> None:
         if not s.endgame and rnd >= D.ROUND_LIMIT:
             ctx.emit(StageBegan(stage="endgame", final_round=rnd + 1))
         rnd += 1
-    ctx.emit(TurnBegan(seat=(seat + 1) % n, round=rnd))
+    ctx.emit(TurnBegan(seat=next_seat(seat, n), round=rnd))
 
 
 def board_ov(s: State, seat: Seat) -> int:
@@ -965,7 +984,9 @@ def auto_end(ctx: Ctx, seat: Seat) -> None:
         end_command(ctx)
     elif ph == "plunder" and not plunder_options(s, seat):
         finish_plunder(ctx, seat)
-    elif (ph == "heal" and not heal_options(s, seat)) or (ph == "attack" and (s.budget <= 0 or not attack_targets(s, seat))):
+    elif (ph == "heal" and not heal_options(s, seat)) or (
+        ph == "attack" and (s.budget <= 0 or not attack_targets(s, seat))
+    ):
         end_command(ctx)
 
 
@@ -1032,7 +1053,7 @@ def do_declare(ctx: Ctx, seat: Seat, m: DeclareBattle) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.target, kind="giants", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.target),
     ))  # fmt: skip
 
@@ -1086,20 +1107,17 @@ def do_convert(ctx: Ctx, seat: Seat, m: ConvertArcane) -> None:
     b = ctx.s.battle
     assert b is not None
     side = battle_side(b, seat)
-    sd = b.att if side == "attacker" else b.dfn
-    pos = tuple(arcane_left(sd)[: m.count])
     if side == "defender":
         source = "npc_convert"
     else:
         source = "magic" if m.into == "block" else "attack"
-    ctx.emit(ArcaneConverted(side=side, positions=pos, into=m.into, source=source))
+    ctx.emit(ArcaneConverted(side=side, positions=m.dice, into=m.into, source=source))
 
 
 def do_cast_spell(ctx: Ctx, seat: Seat, m: CastSpell) -> None:
     b = ctx.s.battle
     assert b is not None
     side = battle_side(b, seat)
-    sd = b.att if side == "attacker" else b.dfn
     kind = D.SPELL_KIND[m.spell]
     ctx.emit(SpellCast(seat=seat, card=m.spell))
     if kind == "lightning_bolt":
@@ -1107,8 +1125,7 @@ def do_cast_spell(ctx: Ctx, seat: Seat, m: CastSpell) -> None:
     elif kind == "stoneskin":
         ctx.emit(BonusAdded(side=side, hits=0, blocks=2, source=kind))
     elif kind == "arcane_surge":
-        pos = tuple(arcane_left(sd)[: m.count])
-        ctx.emit(ArcaneConverted(side=side, positions=pos, into="hit", source=kind))
+        ctx.emit(ArcaneConverted(side=side, positions=m.dice, into="hit", source=kind))
     elif kind == "fortune":
         faces = tuple(ctx.rng.between(1, 6) for _ in m.dice)
         ctx.emit(DiceRerolled(side=side, positions=m.dice, faces=faces, source=kind))
@@ -1192,8 +1209,6 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
     race = D.UNIT_RACE[u]
     to = D.BOX if race >= 0 and s.npc[race] else D.SUPPLY
     ctx.emit(CasualtyTaken(unit=u, absorbed=absorbed, defeated=defeated, to=to))
-    if defeated:
-        reward_defeat(ctx, b, u, side)
     b = ctx.s.battle
     assert b is not None
     if b.damage <= 0 or not casualty_candidates(ctx.s, b, side):
@@ -1201,6 +1216,15 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
             begin_casualties(ctx, "attacker")
         else:
             begin_mend(ctx, "attacker")
+
+
+def pay_rewards(ctx: Ctx) -> None:
+    """Battle step 8: OP (or, for a defeated giantslayer, a Resource Card) for
+    every unit defeated in the battle, in the order they fell."""
+    b = ctx.s.battle
+    assert b is not None
+    for u in b.defeated:
+        reward_defeat(ctx, b, u, "defender" if u in b.defenders else "attacker")
 
 
 def reward_defeat(ctx: Ctx, b: Battle, u: int, side: str) -> None:
@@ -1246,6 +1270,8 @@ def do_pass_mend(ctx: Ctx, seat: Seat, m: PassMend) -> None:
 
 
 def begin_advance(ctx: Ctx) -> None:
+    """Steps 8 (rewards) and 9 (advance)."""
+    pay_rewards(ctx)
     s = ctx.s
     b = s.battle
     assert b is not None
@@ -1461,7 +1487,7 @@ def do_gs_attack(ctx: Ctx, seat: Seat, m: GsAttack) -> None:
     dseat = s.race_seat[dr]
     ctx.emit(BattleDeclared(
         seat=seat, target=m.region, kind="slayers", defender_race=dr, defender=dseat,
-        controller=(seat + 1) % s.players if dseat < 0 else -1,
+        controller=next_seat(seat, s.players) if dseat < 0 else -1,
         defenders=giants_at(s, m.region),
     ))  # fmt: skip
     for u in m.slayers:

@@ -128,8 +128,6 @@ def redact(event: Any, seat: Seat | None) -> Any:
 
 
 def secrets(s: State) -> dict[int | None, tuple[str, ...]]:
-    out: dict[int | None, tuple[str, ...]] = {
-        p: s.spells[p] for p in range(s.players)
-    }
+    out: dict[int | None, tuple[str, ...]] = {p: s.spells[p] for p in range(s.players)}
     out[None] = s.res_deck + s.spell_deck + s.uni_deck
     return out

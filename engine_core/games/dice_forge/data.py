@@ -120,6 +120,14 @@ COST: dict[str, int] = {f: SANCTUARY[i].cost for f, i in POOL_OF_FACE.items()}
 SANCTUARY_FACES: tuple[str, ...] = tuple(dict.fromkeys(f for p in SANCTUARY for f in p.faces))
 
 
+def face_worth(face: str) -> int:
+    """A rough order of faces by value (for the default forge): starting faces lowest,
+    then Sanctuary faces by cost, Garden faces highest."""
+    if face in COST:
+        return COST[face]
+    return {"G1": 0, "V2": 1}.get(face, 20)
+
+
 # ------------------------------------------------------------------ cards
 NONE_PILE, AUTO, REINF = "none", "auto", "reinf"
 

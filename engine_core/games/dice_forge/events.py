@@ -34,6 +34,17 @@ class MirrorCopied(Event):
     face: str
 
 
+class FacesApplied(Event):
+    """A blessing's faces are applied: ``faces`` as resolved (Mirrors replaced by what they
+    copied, ``NONE`` if nothing), ``options`` chosen per face ("" where none), ``kind``:
+    divine | minor | satyrs | minotaur (applied as losses)."""
+
+    seat: int
+    faces: tuple[str, ...]
+    options: tuple[str, ...]
+    kind: str
+
+
 class ResourcesGained(Event):
     seat: int
     gold: int = 0
@@ -173,9 +184,9 @@ class AgendaChanged(Event):
 
 
 DiceForgeEvent = (
-    GameStarted | TurnStarted | DiceRolled | MirrorCopied | ResourcesGained | ResourcesLost
-    | ResourcesSpent     | HammerAdvanced | HammerTokenPlaced | FaceBought | GardenFaceTaken | FaceForged
-    | ExtraActionTaken | FeatPerformed | PawnMoved | HeroOusted | CardTaken | TokenGained
+    GameStarted | TurnStarted | DiceRolled | MirrorCopied | FacesApplied | ResourcesGained
+    | ResourcesLost | ResourcesSpent | HammerAdvanced | HammerTokenPlaced | FaceBought
+    | GardenFaceTaken | FaceForged | ExtraActionTaken | FeatPerformed | PawnMoved | HeroOusted | CardTaken | TokenGained
     | TokenUsed | ReinforcementUsed | ReinforcementsEnded | OfferingFinished | TurnEnded
     | RoundEnded | GameEnded | AgendaChanged
 )  # fmt: skip

@@ -15,6 +15,7 @@ from engine_core.games.dice_forge.events import (
     ExtraActionTaken,
     FaceBought,
     FaceForged,
+    FacesApplied,
     FeatPerformed,
     GameEnded,
     GameStarted,
@@ -150,8 +151,8 @@ def evolve(state: State | None, event: DiceForgeEvent) -> State:
         case TurnStarted(seat=seat, round=rnd):
             return _replace(state, active=seat, round=rnd)
         case (
-            MirrorCopied() | ReinforcementUsed() | ReinforcementsEnded() | OfferingFinished()
-            | TurnEnded() | RoundEnded()
+            MirrorCopied() | FacesApplied() | ReinforcementUsed() | ReinforcementsEnded()
+            | OfferingFinished() | TurnEnded() | RoundEnded()
         ):  # fmt: skip
             return state
         case GameEnded(ranks=ranks, scores=scores, reason=reason):

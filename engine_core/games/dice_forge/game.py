@@ -8,11 +8,12 @@ from typing import Literal
 import msgspec
 
 from engine_core.decider import BaseGame
+from engine_core.errors import NotYourTurn
 from engine_core.games.dice_forge import data, rules
 from engine_core.games.dice_forge.events import DiceForgeEvent
 from engine_core.games.dice_forge.evolve import evolve
 from engine_core.games.dice_forge.moves import DiceForgeMove
-from engine_core.games.dice_forge.state import State
+from engine_core.games.dice_forge.state import PlaceFace, State
 from engine_core.rng import Rng, derive
 from engine_core.types import Outcome, Seat
 
@@ -79,6 +80,17 @@ class DiceForge(BaseGame):
 
     def outcome(self, state: State) -> Outcome | None:
         return state.outcome
+
+    def default_move(self, state: State, seat: Seat):
+        """The passive answer (pass, end, keep gold in the reserve, the first option);
+        a face to forge goes over the least valuable face (``G1`` first)."""
+        moves = self.legal_moves(state, seat)
+        if not moves:
+            raise NotYourTurn(message=f"seat {seat} has nothing to do")
+        if isinstance(rules.seat_task(state, seat), PlaceFace):
+            dice = state.players[seat].dice
+            return min(moves, key=lambda m: data.face_worth(dice[m.die][m.slot]))
+        return moves[0]
 
     def max_moves(self, players: int) -> int:
         # At most ~22 blessings a turn (spec 4, plus Cerberus repeats), each with at most

@@ -32,6 +32,7 @@ from engine_core.games.dice_forge.events import (
     ExtraActionTaken,
     FaceBought,
     FaceForged,
+    FacesApplied,
     FeatPerformed,
     GameEnded,
     GameStarted,
@@ -148,7 +149,7 @@ def mirror_targets(state: State, seat: int) -> tuple[str, ...]:
     return tuple(sorted({f for f in pool if f != "MIRROR"}))
 
 
-def yielding(eff: tuple[str, ...], kind: str) -> list[tuple[int, int]]:
+def yielding(eff: tuple[str, ...]) -> list[tuple[int, int]]:
     """(face index, multiplier) of the faces of a blessing that give something."""
     if len(eff) == 1:
         return [] if eff[0] in (data.X3_ID, NONE_FACE) else [(0, 1)]
@@ -274,7 +275,7 @@ def task_moves(state: State, task) -> list:
         case Bless():
             if "MIRROR" in task.eff:
                 return [ChooseMirror(face=f) for f in mirror_targets(state, seat)]
-            for i, _ in yielding(task.eff, task.kind):
+            for i, _ in yielding(task.eff):
                 if not task.picks[i]:
                     opts = pick_options(task.eff[i])
                     if opts:
@@ -508,7 +509,7 @@ def step_bless(ctx: Ctx, seat: int, t: Bless) -> bool:
             changed = True
     if changed:
         t = _replace(t, eff=tuple(eff))
-    for i, _ in yielding(t.eff, t.kind):
+    for i, _ in yielding(t.eff):
         if pick_options(t.eff[i]) and not t.picks[i]:
             if changed:
                 ctx.lanes[seat][0] = t
@@ -521,11 +522,12 @@ def expand_bless(ctx: Ctx, seat: int, t: Bless) -> None:
     """Turn a fully chosen blessing into gains, ships, Boar rewards and Cerberus."""
     ctx.lanes[seat].pop(0)
     eff = t.eff
+    ctx.emit(FacesApplied(seat=seat, faces=eff, options=t.picks, kind=t.kind))
     loss = t.kind == "minotaur"
     total = [0, 0, 0, 0]
     ships: list = []
     rewards: list[str] = []
-    for i, mult in yielding(eff, t.kind):
+    for i, mult in yielding(eff):
         f = FACES[eff[i]]
         pick = t.picks[i]
         vec = data.ZERO
@@ -846,7 +848,7 @@ def apply_move(ctx: Ctx, seat: int, task, move) -> None:
             else:
                 picks = list(task.picks)
                 i = next(
-                    i for i, _ in yielding(task.eff, task.kind)
+                    i for i, _ in yielding(task.eff)
                     if pick_options(task.eff[i]) and not picks[i]
                 )  # fmt: skip
                 picks[i] = o

@@ -29,7 +29,7 @@ def test_every_check_at_every_step_with_other_cards(players: int, cards: str, se
 @pytest.mark.parametrize("players", [2, 3, 4])
 def test_alternate_cards_playouts_end(players: int) -> None:
     game = configured("alternate")
-    for seed in range(100):
+    for seed in range(60):
         p = playout(game, players, seed, options=Options(cards="alternate"))
         assert p.outcome is not None
 

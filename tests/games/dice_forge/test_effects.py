@@ -362,3 +362,10 @@ def test_a_boar_face_cannot_be_covered() -> None:
     state, _ = settle(state, flow=(PlaceFace(seat=A, face="V3"),))
     assert ForgeFace(die=0, slot=0) not in GAME.legal_moves(state, A)
     assert ForgeFace(die=0, slot=5) in GAME.legal_moves(state, A)
+
+
+def test_default_move_forges_over_the_least_valuable_face() -> None:
+    light = ("V4", "G6", "S2", "G1", "M2", "X3")
+    state = with_player(fresh(2), A, dice=(light, ("V3",) * 5 + ("V2",)))
+    state, _ = settle(state, flow=(PlaceFace(seat=A, face="G4"),))
+    assert GAME.default_move(state, A) == ForgeFace(die=0, slot=3)

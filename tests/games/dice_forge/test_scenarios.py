@@ -12,6 +12,7 @@ from engine_core.games.dice_forge.events import (
     DiceRolled,
     ExtraActionTaken,
     FaceForged,
+    FacesApplied,
     GameStarted,
     HeroOusted,
     PawnMoved,
@@ -190,8 +191,10 @@ def test_scenario_9_10_mirror_target() -> None:
     state, _ = bless(state, A, ("MIRROR", "G1"))
     targets = {m.face for m in GAME.legal_moves(state, A)}
     assert targets == {"S2", "G3", "V3", "M1"}  # not A's own G1
-    state, _ = play(state, A, ChooseMirror(face="V3"))
+    state, events = play(state, A, ChooseMirror(face="V3"))
     assert (state.players[A].glory, state.players[A].gold) == (3, 1)
+    (applied,) = of(events, FacesApplied)
+    assert applied.faces == ("V3", "G1") and applied.kind == "divine"
 
 
 def test_scenario_9_11_mirror_and_x3() -> None:
