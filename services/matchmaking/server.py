@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from typing import Any
 
 import nats
@@ -118,5 +119,9 @@ class MatchmakingProcess:
         """Until SIGTERM/SIGINT (graceful) when serving the API."""
         if self.server is not None:
             await self.server.wait_for_shutdown()
-        else:
-            await self._stop.wait()
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._stop.set)
+        await self._stop.wait()
