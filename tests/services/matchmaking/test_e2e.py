@@ -265,3 +265,52 @@ async def test_a_thousand_tickets_through_the_match_service(
 
 async def _seen(rclient, match_id: str) -> bool:
     return bool(await rclient.exists(f"mm:rated:{match_id}"))
+
+
+async def test_a_dead_workers_match_is_taken_over(
+    settings, match_server, nats_url, rclient
+) -> None:
+    base = BotSettings(
+        redis_url=settings.redis_url,
+        nats_url=nats_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        claim_idle_s=1.0,
+    )
+    async with grpc.aio.insecure_channel(match_server.address) as mch:
+        mstub = match_pb2_grpc.MatchServiceStub(mch)
+        service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+        created = await mstub.CreateMatch(
+            match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["bot:a-1", "bot:a-2"]),
+            metadata=service,
+        )
+        first = await BotWorker(
+            dataclasses.replace(base, consumer="first", move_delay_s=0.5)
+        ).start()
+        await rclient.xadd(
+            JOBS,
+            {
+                "match_id": created.match_id,
+                "game": "tic_tac_toe",
+                "bots": '{"bot:a-1": 0, "bot:a-2": 1}',
+            },
+        )
+
+        async def version() -> int:
+            m = await mstub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+            )
+            return m.version if m.status != match_pb2.MATCH_STATUS_FINISHED else -1
+
+        await until(version)  # the first worker has played a move
+        await first.stop()  # ... and dies mid-match
+        played = await version()
+        assert played >= 1, "the match ended before the worker stopped"
+        second = await BotWorker(dataclasses.replace(base, consumer="second")).start()
+        try:
+            await until(lambda: _worker_done(second), timeout=30)
+            assert await version() == -1
+            pending = await rclient.xpending(JOBS, GROUP)
+            assert pending["pending"] == 0
+        finally:
+            await second.stop()
