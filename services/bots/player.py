@@ -8,13 +8,12 @@ never plays twice and a stale one is simply refused (the next commit brings a
 fresh view).
 
 The engine bots decide on a state. For games whose view is the state itself
-(no hidden information) the bot rebuilds it from its own view, exactly what its
-seat sees. Games with hidden information need more than a seat's view to list
-the legal moves, and the engine offers no determinisation yet, so there the
-worker (a trusted server-side component) folds the match's events from the
-``MATCHES`` stream (``TrustedStates``) and plays *random* legal moves: legal
-moves depend only on what the seat may know, and a random choice cannot
-exploit the other seats' secrets that the full state holds (a greedy bot could).
+(no hidden information) the bot rebuilds it from its own view and plays the
+game's bot (greedy by default). For games with hidden information a seat's view
+is not enough to decide on, and the engine has no determinisation yet, so the
+bot asks ``GetMatch`` for its legal moves (which the match service lists for
+the awaited caller) and plays one of them at random: it sees only what its seat
+may see, like any client.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ import asyncio
 import contextlib
 import os
 import time
-from typing import Any
 
 import grpc
 import msgspec
@@ -41,10 +39,6 @@ log = get_logger("bots")
 FINISHED = match_pb2.MATCH_STATUS_FINISHED
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 _STALE = (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION)
-
-
-class UnsupportedGame(Exception):
-    """The bot cannot rebuild a state of this game from its view."""
 
 
 class Identity:
@@ -70,27 +64,6 @@ def has_public_state(game: Game) -> bool:
     return game.View is game.State
 
 
-class TrustedStates:
-    """A match's full state, folded from its commits in JetStream (only for
-    the bot worker, a trusted component; never sent to anybody)."""
-
-    def __init__(self, store: Any, game: Game) -> None:
-        self.store = store  # services.match.store.JetStreamStore
-        self.game = game
-        self._events = msgspec.json.Decoder(game.Event)
-        self.state: Any = None
-        self.version = -1
-        self._seq = 0
-
-    async def latest(self, match_id: str) -> tuple[int, Any]:
-        """``(version, state)`` of the match's last commit."""
-        async for seq, commit in self.store.commits(match_id, self._seq):
-            for text in commit.events:
-                self.state = self.game.evolve(self.state, self._events.decode(text))
-            self._seq, self.version = seq, commit.version
-        return self.version, self.state
-
-
 class SeatPlayer:
     def __init__(
         self,
@@ -103,7 +76,6 @@ class SeatPlayer:
         *,
         timeout_s: float = 10.0,
         move_delay_s: float = 0.0,
-        trusted: TrustedStates | None = None,
     ) -> None:
         self.stub = stub
         self.match_id = match_id
@@ -113,9 +85,6 @@ class SeatPlayer:
         self.bot = bot
         self.timeout_s = timeout_s
         self.move_delay_s = move_delay_s
-        self.trusted = trusted
-        if trusted is None and not has_public_state(game):
-            raise UnsupportedGame(f"{game.name} hides information: a bot needs TrustedStates")
         self._view = msgspec.json.Decoder(game.State) if has_public_state(game) else None
         self.moves = 0
 
@@ -145,23 +114,28 @@ class SeatPlayer:
                 backoff = min(2.0, backoff * 2)
 
     async def _on_commit(self, commit: match_pb2.MatchCommit) -> None:
+        rng = Rng(os.urandom(16))
         if self._view is not None:
             if not commit.view_json:
                 return
             version, state = commit.version, self._view.decode(commit.view_json)
+            if self.seat not in self.game.awaiting(state):
+                return
+            move_json = msgspec.json.encode(self.bot.choose(self.game, state, self.seat, rng))
         else:
-            assert self.trusted is not None
-            version, state = await self.trusted.latest(self.match_id)
-            if version < commit.version:
-                return  # the stream is behind the watch: the next commit decides
-        if self.seat not in self.game.awaiting(state):
-            return
-        move = self.bot.choose(self.game, state, self.seat, Rng(os.urandom(16)))
+            now = await self.stub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=self.match_id),
+                metadata=self.identity.metadata(),
+                timeout=self.timeout_s,
+            )
+            if now.version != commit.version or not now.legal_moves_json:
+                return  # not our turn, or a newer commit is on its way: it decides
+            version, move_json = now.version, rng.choice(list(now.legal_moves_json)).encode()
         if self.move_delay_s:
             await asyncio.sleep(self.move_delay_s)
         request = match_pb2.SubmitMoveRequest(
             match_id=self.match_id,
-            move_json=msgspec.json.encode(move).decode(),
+            move_json=move_json.decode(),
             expected_version=version,
             idempotency_key=f"{self.identity.player_id}:{version}",
             seat=self.seat,
@@ -191,15 +165,12 @@ async def play_match(
     kind: str = "greedy",
     timeout_s: float = 10.0,
     move_delay_s: float = 0.0,
-    store: Any = None,
 ) -> int:
     """Play every bot seat of a match to its end; returns the moves made."""
     if not all(is_bot(b) for b in bots):
         raise ValueError(f"not bot ids: {sorted(b for b in bots if not is_bot(b))}")
     game = default_registry().get(game_name)
     public = has_public_state(game)
-    if not public and store is None:
-        raise UnsupportedGame(f"{game.name} hides information: the worker needs the stream")
     players = [
         SeatPlayer(
             stub,
@@ -210,7 +181,6 @@ async def play_match(
             bot_for(kind if public else "random", game),
             timeout_s=timeout_s,
             move_delay_s=move_delay_s,
-            trusted=None if public else TrustedStates(store, game),
         )
         for bot_id, seat in sorted(bots.items(), key=lambda kv: kv[1])
     ]

@@ -12,7 +12,6 @@ from services.common.auth import AuthSettings
 
 _SHARED = {
     "redis_url": "TABLETOP_REDIS_URL",
-    "nats_url": "TABLETOP_NATS_URL",
     "match_addr": "TABLETOP_MATCH_ADDR",
     "jwt_secret": "TABLETOP_JWT_SECRET",
 }
@@ -29,8 +28,6 @@ class BotSettings:
     ``TABLETOP_MATCH_ADDR``, ``TABLETOP_JWT_SECRET``)."""
 
     redis_url: str = "redis://127.0.0.1:6379/0"
-    nats_url: str = "nats://127.0.0.1:4222"  # games with hidden information only
-    match_stream: str = "MATCHES"
     match_addr: str = "127.0.0.1:50052"
     jwt_secret: str = ""
     grpc_host: str = "127.0.0.1"  # health checking only

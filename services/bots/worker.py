@@ -14,19 +14,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
 
 import grpc
-import nats
 import redis.asyncio as redis
 from prometheus_client import Counter
 from redis.exceptions import ResponseError
 
-from services.bots.player import UnsupportedGame, play_match
+from services.bots.player import play_match
 from services.bots.settings import BotSettings
 from services.common.auth import Tokens
 from services.common.logging import get_logger
-from services.match.store import JetStreamStore, StreamConfig
 from tabletop.match.v1 import match_pb2_grpc
 
 log = get_logger("bots.worker")
@@ -50,16 +47,10 @@ class BotWorker:
         self.failed = 0
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._nc: Any = None
-        self.store: JetStreamStore | None = None
 
     async def start(self) -> BotWorker:
         with contextlib.suppress(ResponseError):  # BUSYGROUP: it exists
             await self.redis.xgroup_create(JOBS, GROUP, id="0", mkstream=True)
-        self._nc = await nats.connect(self.settings.nats_url, max_reconnect_attempts=-1)
-        self.store = JetStreamStore(
-            self._nc.jetstream(), StreamConfig(name=self.settings.match_stream)
-        )
         self._task = asyncio.create_task(self._run())
         return self
 
@@ -74,8 +65,6 @@ class BotWorker:
                 await t
         await self.channel.close()
         await self.redis.aclose()
-        if self._nc is not None:
-            await self._nc.close()
 
     async def _run(self) -> None:
         s = self.settings
@@ -129,17 +118,11 @@ class BotWorker:
                 kind=s.kind,
                 timeout_s=s.rpc_timeout_s,
                 move_delay_s=s.move_delay_s,
-                store=self.store,
             )
             self.finished += 1
             MATCHES_PLAYED.labels("finished").inc()
             BOT_MOVES.inc(moves)
             log.info("bot_match_finished", match=match_id, game=game, moves=moves)
-            await self.redis.xack(JOBS, GROUP, entry_id)
-        except UnsupportedGame as e:
-            self.failed += 1
-            MATCHES_PLAYED.labels("unsupported").inc()
-            log.error("bot_match_unsupported", match=match_id, game=game, error=str(e))
             await self.redis.xack(JOBS, GROUP, entry_id)
         except asyncio.CancelledError:
             raise  # stopping: the entry stays pending for whoever runs next

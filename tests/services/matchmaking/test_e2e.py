@@ -81,7 +81,6 @@ async def test_a_bot_filled_match_is_played_to_the_end(
     s = dataclasses.replace(settings, bot_fill_after_s=0.2)
     bots = BotSettings(
         redis_url=s.redis_url,
-        nats_url=nats_url,
         match_addr=match_server.address,
         jwt_secret=SECRET,
         kind="greedy",
@@ -132,7 +131,6 @@ async def test_the_worker_plays_a_game_with_hidden_information(
 ) -> None:
     bots = BotSettings(
         redis_url=settings.redis_url,
-        nats_url=nats_url,
         match_addr=match_server.address,
         jwt_secret=SECRET,
     )
@@ -272,7 +270,6 @@ async def test_a_dead_workers_match_is_taken_over(
 ) -> None:
     base = BotSettings(
         redis_url=settings.redis_url,
-        nats_url=nats_url,
         match_addr=match_server.address,
         jwt_secret=SECRET,
         claim_idle_s=1.0,
