@@ -202,7 +202,7 @@ return done
 
 # ARGV: claim token, ids json, max failures, result ttl ms. Puts claimed
 # tickets back in their queues, or ends them (expired, "match_refused") once
-# match creation failed for them ``max failures`` times.
+# match creation failed for them ``max failures`` times (0: do not count).
 RELEASE = (
     _FINISH
     + """
@@ -211,7 +211,7 @@ for _, id in ipairs(cjson.decode(ARGV[2])) do
   local key = 'mm:t:' .. id
   local f = redis.call('HMGET', key, 'state', 'claim')
   if f[1] == 'claimed' and f[2] == ARGV[1] then
-    if redis.call('HINCRBY', key, 'failures', 1) >= tonumber(ARGV[3]) then
+    if tonumber(ARGV[3]) > 0 and redis.call('HINCRBY', key, 'failures', 1) >= tonumber(ARGV[3]) then
       finish(key, id, 'expired', 'match_refused', ARGV[4], false)
     else
       redis.call('HSET', key, 'state', 'searching')

@@ -18,6 +18,7 @@ from services.bots.player import Identity, SeatPlayer
 from services.bots.settings import BotSettings
 from services.bots.worker import GROUP, JOBS, BotWorker
 from services.common.auth import AuthSettings
+from services.common.servers import free_port
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
 from services.matchmaking.match_client import GrpcMatchCreator, ServiceToken
@@ -311,3 +312,42 @@ async def test_a_dead_workers_match_is_taken_over(
             assert pending["pending"] == 0
         finally:
             await second.stop()
+
+
+async def test_tickets_wait_while_the_match_service_is_down(
+    settings, valkey_url, nats_url, rclient
+) -> None:
+    s = dataclasses.replace(settings, max_create_failures=2, max_backoff_s=0.2)
+    port = free_port()
+    ms = MatchSettings(
+        nats_url=nats_url,
+        redis_url=valkey_url[:-1] + "1",
+        port=port,
+        grace_s=0.2,
+        auth=AuthSettings(secret=SECRET),
+    )
+    store = TicketStore(rclient, s)
+    ids = [
+        await store.enqueue(NewTicket("tic_tac_toe", (p,), (2,), "", False, 25.0))
+        for p in ("dan", "eve")
+    ]
+    creator = GrpcMatchCreator(f"127.0.0.1:{port}", ServiceToken(TOKENS), timeout_s=1.0)
+    mm = Matchmaker(store, creator, s)
+    try:
+        for _ in range(4):  # more than max_create_failures: unreachable is not refused
+            stats = await mm.run_once()
+            assert stats.unreachable and stats.matches == 0
+        assert [r.state for r in await store.get_many(ids)] == ["searching"] * 2
+        server = await MatchServer(ms).start()
+        try:
+            # Once the channel has reconnected, the next round makes the match.
+            async def matched() -> bool:
+                return (await mm.run_once()).matches == 1
+
+            await until(matched, timeout=30, every=0.2)
+        finally:
+            await server.stop(0.2)
+    finally:
+        await creator.close()
+    recs = await store.get_many(ids)
+    assert {r.state for r in recs} == {MATCHED}
