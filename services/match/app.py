@@ -88,6 +88,7 @@ class MatchView:
     projection: Projection
     your_seat: int | None
     view: str
+    legal_moves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,7 +387,10 @@ class MatchApp:
         p = await self.load(match_id, fresh=True)
         seat = self.viewer_seat(principal, p.meta)
         view = await self._rules(self.rules.view(p.state, seat))
-        return MatchView(projection=p, your_seat=seat, view=view)
+        legal: tuple[str, ...] = ()
+        if seat is not None and p.outcome is None and seat in p.awaiting:
+            legal = await self._rules(self.rules.legal_moves(p.state, seat))
+        return MatchView(projection=p, your_seat=seat, view=view, legal_moves=legal)
 
     async def watch(
         self,

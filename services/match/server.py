@@ -99,7 +99,14 @@ class MatchServer:
                 results_stream=s.results_stream,
             ),
         )
-        server = GrpcServer(ServerConfig(host=s.host, port=s.port, grace_seconds=s.grace_s))
+        server = GrpcServer(
+            ServerConfig(
+                host=s.host,
+                port=s.port,
+                grace_seconds=s.grace_s,
+                max_connection_age_seconds=s.max_connection_age_s or None,
+            )
+        )
         server.add_service(
             match_pb2_grpc.add_MatchServiceServicer_to_server,
             MatchServicer(self.app, self.tokens),

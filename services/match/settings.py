@@ -17,6 +17,7 @@
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
+| TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
 | TABLETOP_JWT_*                        | see services.common.auth |
 """
 
@@ -53,6 +54,7 @@ class MatchSettings:
     cache_ttl_s: int = 86400
     players_may_create: bool = True
     grace_s: float = 5.0
+    max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -84,6 +86,9 @@ class MatchSettings:
                 "TABLETOP_MATCH_PLAYERS_MAY_CREATE", d.players_may_create, _flag
             ),
             grace_s=get("TABLETOP_MATCH_GRACE_S", d.grace_s, float),
+            max_connection_age_s=get(
+                "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
+            ),
             auth=AuthSettings.from_env(env),
         )
 

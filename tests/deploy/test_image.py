@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -173,3 +174,56 @@ def test_compose_sets_the_same_settings_as_kubernetes(service: str) -> None:
     k8s_names = set(configmap["data"]) | {e["name"] for e in c["env"]}
     compose_names = set(_compose()["services"][service]["environment"])
     assert compose_names == k8s_names
+
+
+# ------------------------------------------------- the image's build, without an engine
+def _run_line(stage: str) -> str:
+    """The RUN instruction of a stage, as one shell command."""
+    for stage_lines in _stages():
+        if stage_lines[0][1].endswith(f"AS {stage}"):
+            (run,) = [rest for word, rest in stage_lines if word == "RUN" and "protoc" in rest]
+            return run
+    raise AssertionError(f"no stage {stage}")
+
+
+def test_the_image_build_steps_give_a_working_install(tmp_path: Path) -> None:
+    """What the image's stages do, done here: the build context (as the
+    dockerignore leaves it), the `protos` stage's code generation, a regular
+    (non-editable) install of the project, then each service's entry point from
+    that install alone, outside the source tree."""
+    context = tmp_path / "context"
+    ignore = (DEPLOY / "Dockerfile.dockerignore").read_text().split()
+    for entry in (line[1:].rstrip("/") for line in ignore if line.startswith("!")):
+        src = ROOT / entry
+        if src.is_dir():
+            shutil.copytree(src, context / entry, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (context / entry).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, context / entry)
+    bin_dir = Path(sys.executable).parent
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        ["sh", "-c", _run_line("protos")], cwd=context, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    site = tmp_path / "site"
+    # Build with the environment's setuptools when it has one (no download).
+    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *isolation,
+         "--target", str(site), "."],
+        cwd=context, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (site / "tabletop" / "common" / "v1" / "common_pb2.py").exists()
+    env["PYTHONPATH"] = str(site)
+    for service in SERVICES:
+        if not (ROOT / "services" / service / "__main__.py").exists():
+            continue
+        done = subprocess.run(
+            ["sh", str(context / "deploy" / "entrypoint.sh"), service, "--help"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert done.returncode == 0, (service, done.stderr)
+        assert "usage" in done.stdout.lower()

@@ -23,6 +23,7 @@ import pytest
 from tests.deploy.manifests import (
     OVERLAYS,
     RENDERED,
+    Obj,
     Peer,
     containers,
     env_of,
@@ -35,6 +36,7 @@ from tests.deploy.manifests import (
     selector_matches,
     workloads,
 )
+from tests.deploy.quantities import parse_quantity, parse_redis_bytes
 
 # The oldest Kubernetes minor we claim to support, and the newest the
 # validator ships schemas for (both bundled in the wheel: no network).
@@ -99,8 +101,6 @@ def test_the_validator_rejects_what_it_should() -> None:
 # -------------------------------------------------------- container policies
 @overlay
 def test_every_container_has_requests_and_limits(overlay: str) -> None:
-    from tests.deploy.quantities import parse_quantity
-
     for c in containers(render(overlay)):
         res = c.spec.get("resources", {})
         for what in ("cpu", "memory"):
@@ -227,7 +227,7 @@ def _container(objs, name):  # type: ignore[no-untyped-def]
 GRPC_TARGETS = [
     ("match", "TABLETOP_RULES_ADDR", "rules"),
     ("matchmaking", "TABLETOP_MATCH_ADDR", "match"),
-    ("bots", "TABLETOP_MATCH_TARGET", "match"),
+    ("bots", "TABLETOP_MATCH_ADDR", "match"),
 ]
 
 
@@ -417,21 +417,54 @@ def test_nats_drains_clients_before_stopping(overlay: str) -> None:
 
 
 # ----------------------------------------------------------------------- Redis
-@overlay
-def test_redis_is_a_cache_that_evicts_within_its_limit(overlay: str) -> None:
-    from tests.deploy.quantities import parse_quantity, parse_redis_bytes
-
-    objs = render(overlay)
-    (c,) = pod_template(one(objs, "Deployment", "redis"))["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in c["env"]}
+def _redis_options(workload: Obj) -> tuple[dict[str, str], Obj]:
+    (c,) = pod_template(workload)["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c.get("env", [])}
     args = [re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], a) for a in c["args"]]
-    opts = dict(zip(args[1::2], args[2::2], strict=False))
-    assert opts["--maxmemory-policy"].startswith(("allkeys-", "volatile-"))
-    assert opts["--save"] == "" and opts["--appendonly"] == "no"
+    return dict(zip(args[1::2], args[2::2], strict=False)), c
+
+
+def _fits(opts: dict[str, str], c: Obj) -> None:
     maxmemory = parse_redis_bytes(opts["--maxmemory"])
     limit = parse_quantity(c["resources"]["limits"]["memory"])
     # Room for the server's own overhead and fragmentation above maxmemory.
     assert 0 < maxmemory <= 0.8 * limit, (opts["--maxmemory"], limit)
+
+
+@overlay
+def test_the_projection_cache_evicts_within_its_limit(overlay: str) -> None:
+    opts, c = _redis_options(one(render(overlay), "Deployment", "redis-cache"))
+    assert opts["--maxmemory-policy"].startswith(("allkeys-", "volatile-"))
+    assert opts["--save"] == "" and opts["--appendonly"] == "no"
+    _fits(opts, c)
+
+
+@overlay
+def test_matchmaking_data_is_kept_not_evicted(overlay: str) -> None:
+    """Tickets, ratings and bot jobs are data: no eviction, an fsynced
+    append-only file on a persistent volume."""
+    sts = one(render(overlay), "StatefulSet", "redis-state")
+    opts, c = _redis_options(sts)
+    assert opts["--maxmemory-policy"] == "noeviction"
+    assert opts["--appendonly"] == "yes" and opts["--appendfsync"] in ("everysec", "always")
+    (claim,) = sts["spec"]["volumeClaimTemplates"]
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    assert mounts[claim["metadata"]["name"]] == opts["--dir"]
+    _fits(opts, c)
+
+
+@overlay
+@pytest.mark.parametrize(
+    ("client", "redis"),
+    [("match", "redis-cache"), ("matchmaking", "redis-state"), ("bots", "redis-state")],
+)
+def test_each_service_uses_the_right_redis(overlay: str, client: str, redis: str) -> None:
+    objs = render(overlay)
+    env = env_of(_container(objs, client), objs)
+    m = re.fullmatch(r"redis://([a-z0-9-]+):(\d+)/\d+", env["TABLETOP_REDIS_URL"])
+    assert m and m.group(1) == redis, env["TABLETOP_REDIS_URL"]
+    svc = one(objs, "Service", redis)
+    assert int(m.group(2)) in [p["port"] for p in svc["spec"]["ports"]]
 
 
 # ------------------------------------------------------------ network policies
@@ -463,8 +496,13 @@ def test_only_match_and_matchmaking_reach_nats(overlay: str) -> None:
 
 
 @overlay
-def test_only_match_and_matchmaking_reach_redis(overlay: str) -> None:
-    assert _reachers(overlay, "redis", 6379) == {"match", "matchmaking"}
+def test_only_the_match_service_reaches_the_cache(overlay: str) -> None:
+    assert _reachers(overlay, "redis-cache", 6379) == {"match"}
+
+
+@overlay
+def test_only_matchmaking_and_bots_reach_their_redis(overlay: str) -> None:
+    assert _reachers(overlay, "redis-state", 6379) == {"matchmaking", "bots"}
 
 
 @overlay
@@ -487,5 +525,5 @@ def test_the_policy_model_is_not_trivially_permissive() -> None:
     policies = find(objs, "NetworkPolicy")
     ns = {"kubernetes.io/metadata.name": NAMESPACE}
     bots = Peer("bots", ns, _pods(objs)["bots"])
-    assert not ingress_allowed(policies, ns, _pods(objs)["redis"], 6379, bots)
+    assert not ingress_allowed(policies, ns, _pods(objs)["redis-cache"], 6379, bots)
     assert ingress_allowed(policies, ns, {"app.kubernetes.io/name": "debug"}, 8080, bots)

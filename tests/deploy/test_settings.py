@@ -120,8 +120,12 @@ def test_every_shared_setting_is_read_by_someone(overlay: str) -> None:
     assert set(shared) <= known, sorted(set(shared) - known)
 
 
+# Every service runs a gRPC server (the bot worker for health checking only).
+grpc_service = service
+
+
 @overlay
-@service
+@grpc_service
 def test_the_service_listens_where_the_pod_says(overlay: str, name: str) -> None:
     cls = _settings_class(name)
     c, env = _pod_env(overlay, name)
@@ -136,7 +140,7 @@ def test_the_service_listens_where_the_pod_says(overlay: str, name: str) -> None
 
 
 @overlay
-@service
+@grpc_service
 def test_shutdown_fits_the_termination_grace_period(overlay: str, name: str) -> None:
     cls = _settings_class(name)
     c, env = _pod_env(overlay, name)
@@ -175,10 +179,12 @@ def test_match_service_settings(overlay: str) -> None:
     _, env = _pod_env(overlay, "match")
     s = cls.from_env(env)
     assert s.nats_url == env["TABLETOP_NATS_URL"]
-    assert s.redis_url == env["TABLETOP_REDIS_URL"]
+    assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-cache:6379/0"
     assert s.rules_addr.startswith("dns:///"), "in-process rules would not scale out"
     assert s.stream_replicas == (3 if overlay == "prod" else 1)
     assert s.players_may_create is (overlay == "dev")
+    # Aged connections: callers re-resolve and new match pods get calls.
+    assert 60 <= s.max_connection_age_s <= 900
     assert not s.auth.uses_dev_secret
 
 
@@ -188,6 +194,16 @@ def test_matchmaking_settings(overlay: str) -> None:
     _, env = _pod_env(overlay, "matchmaking")
     s = cls.from_env(env)
     assert s.match_addr.startswith("dns:///")
-    assert s.redis_url == env["TABLETOP_REDIS_URL"]
+    assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-state:6379/0"
     assert s.nats_url == env["TABLETOP_NATS_URL"]
+    assert s.jwt_secret
+
+
+@overlay
+def test_bot_worker_settings(overlay: str) -> None:
+    cls = _settings_class("bots")
+    _, env = _pod_env(overlay, "bots")
+    s = cls.from_env(env)
+    assert s.match_addr.startswith("dns:///")
+    assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-state:6379/0"
     assert s.jwt_secret
