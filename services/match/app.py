@@ -294,7 +294,7 @@ class MatchApp:
                 continue
             if duplicate:  # the same key was appended at ``seq`` meanwhile
                 metrics.IDEMPOTENT_REPLIES.inc()
-                stored = await self.store.commit_at(seq)
+                stored = await self._store(self.store.commit_at(seq))
                 p = await self._catch_up(p)
                 return await self._answer(p.meta, stored)
             return await self._applied(p, commit, seq, decision, digest)
@@ -420,13 +420,17 @@ class MatchApp:
             start, skip = (found, after_version) if found is not None else (0, after_version)
         else:
             start, skip = 0, -1 if after_version is None else after_version
-        async for _seq, c in self.store.commits(match_id, start, follow=True):
+        pending: list[str] = []  # events of skipped commits, folded in one call
+        async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
             if include_view:
-                state = await self._rules(self.rules.evolve(meta.game, state, c.events))
+                pending.extend(c.events)
             if c.version <= skip:
                 continue
             view = ""
             if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(meta.game, state, pending))
+                    pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat))
             yield self._commit_view(c, seat, view, full=False)
@@ -450,9 +454,11 @@ class MatchApp:
         seat = None if full else self.viewer_seat(principal, p.meta)
         state: bytes | None = None
         previous_ms: int | None = None
-        async for _seq, c in self.store.commits(match_id, 0, upto_seq=p.seq):
+        pending: list[str] = []  # events of skipped commits, folded in one call
+        commits = self.store.commits(match_id, 0, upto_seq=p.seq)
+        async for _seq, c in self._store_iter(commits):
             if include_view:
-                state = await self._rules(self.rules.evolve(p.meta.game, state, c.events))
+                pending.extend(c.events)
             if c.version < from_version:
                 continue
             if to_version is not None and c.version > to_version:
@@ -463,6 +469,9 @@ class MatchApp:
             previous_ms = c.time_ms
             view = ""
             if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(p.meta.game, state, pending))
+                    pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat, full=full))
             yield self._commit_view(c, seat, view, full=full)
@@ -545,7 +554,10 @@ class MatchApp:
             events.extend(c.events)
             if c.key and c.kind == KIND_MOVE:
                 keys[c.key] = seq
-        new_state = await self._rules(self.rules.evolve(meta.game, state, events))
+        new_state = (
+            await self._rules(self.rules.evolve(meta.game, state, events)) if events else state
+        )
+        assert new_state is not None
         last_seq, last = items[-1]
         return Projection(
             meta=meta,
