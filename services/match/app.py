@@ -15,7 +15,7 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -122,6 +122,7 @@ class MatchApp:
         self.config = config or AppConfig()
         self._hot: OrderedDict[str, Projection] = OrderedDict()
         self._background: set[asyncio.Task[Any]] = set()
+        self._writes: dict[str, asyncio.Task[Any]] = {}
 
     # ================================================================ create
     async def create(
@@ -192,7 +193,7 @@ class MatchApp:
             keys={},
         )
         self._remember(projection)
-        self._later(self.cache.put(projection))
+        self._cache_later(match_id, lambda: self.cache.put(projection))
         try:
             await self.index.record(meta, STATUS_ACTIVE)
         except Exception:  # the match exists; only ListMatches misses it
@@ -315,7 +316,7 @@ class MatchApp:
             keys={**p.keys, digest: seq},
         )
         self._remember(new)
-        self._later(self._write_forward(new, {digest: seq}))
+        self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
         assert commit.seat is not None
@@ -519,7 +520,7 @@ class MatchApp:
         if not items:
             raise MatchNotFound(f"no match {match_id}")
         p = await self._fold(match_id, None, items)
-        self._later(self.cache.put(p))
+        self._cache_later(match_id, lambda: self.cache.put(p))
         metrics.REBUILDS.inc()
         log.info("projection_rebuilt", match=match_id, version=p.version)
         return p
@@ -532,7 +533,7 @@ class MatchApp:
         metrics.CATCH_UPS.inc()
         new = await self._fold(p.meta.match_id, p, items)
         self._remember(new)
-        self._later(self.cache.put(new))
+        self._cache_later(new.meta.match_id, lambda: self.cache.put(new))
         return new
 
     async def _fold(
@@ -621,9 +622,24 @@ class MatchApp:
     ) -> tuple[int, bool]:
         return await self._store(self.store.append(match_id, commit, expected, msg_id))
 
-    def _later(self, coro: Awaitable[Any]) -> None:
-        """Run after the answer (cache writes); kept until done."""
-        task = asyncio.ensure_future(coro)
+    def _cache_later(self, match_id: str, write: Callable[[], Awaitable[Any]]) -> None:
+        """A cache write after the answer, in order per match: each waits for
+        the match's previous write, so increments land one after the other."""
+        previous = self._writes.get(match_id)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await write()
+
+        task = asyncio.ensure_future(run())
+        self._writes[match_id] = task
+
+        def done(t: asyncio.Task[Any]) -> None:
+            if self._writes.get(match_id) is t:
+                del self._writes[match_id]
+
+        task.add_done_callback(done)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
