@@ -37,7 +37,13 @@ async def remote(start_service, rules_server):
     return await start_service(rules=GrpcRules(address, timeout_s=1.0), rules_timeout_s=1.0)
 
 
-@pytest.mark.parametrize("game_id", ["tic_tac_toe", "dwarves_duel"])
+FAST = ["tic_tac_toe", "dwarves_duel"]
+SLOW = [
+    pytest.param(g, marks=pytest.mark.slow) for g in default_registry().names() if g not in FAST
+]
+
+
+@pytest.mark.parametrize("game_id", [*FAST, *SLOW])
 async def test_a_full_match_with_remote_rules(remote, game_id) -> None:
     game = default_registry().get(game_id)
     ids = [f"guest:p{s}" for s in range(game.min_players)]
