@@ -87,24 +87,37 @@ class Matchmaker:
         claimed: list[tuple[str, Group]] = []
         info: dict[str, ClaimedTicket] = {}
         seen = groups_n = 0
-        # Larger matches first: a ticket accepting 2 or 4 players fills a 4 before a 2.
-        for key in sorted(keys, key=lambda k: -parse_queue_key(k)[2]):
+        cands: dict[str, list[Candidate]] = {}
+        members: dict[str, dict[str, str]] = {}
+        for key in keys:
             entries = queues[key]
             if not entries:
                 continue
             seen += len(entries)
-            _, _, n = parse_queue_key(key)
-            by_id = {e.ticket_id: e for e in entries}
-            cands = [
+            members[key] = {e.ticket_id: e.member for e in entries}
+            cands[key] = [
                 Candidate(e.ticket_id, e.size, e.rating, (at - e.created_ms) / 1000.0, e.allow_bots)
                 for e in entries
             ]
-            groups = form_groups(cands, n, s.window, s.bot_fill_after_s, skip=taken)
+        by_size = sorted(cands, key=lambda k: parse_queue_key(k)[2])
+        # People first, larger matches first (a ticket accepting 2 or 4 players
+        # fills a 4 before a 2); then bot-filled groups, smaller matches first
+        # (fewest bots).
+        for key, full in [(k, True) for k in reversed(by_size)] + [(k, False) for k in by_size]:
+            _, _, n = parse_queue_key(key)
+            groups = form_groups(
+                cands[key],
+                n,
+                s.window,
+                None if full else s.bot_fill_after_s,
+                skip=taken,
+                full=full,
+            )
             if not groups:
                 continue
             groups_n += len(groups)
             res = await self.store.claim(
-                key, [[by_id[t.ticket_id].member for t in g.tickets] for g in groups], token, at
+                key, [[members[key][t.ticket_id] for t in g.tickets] for g in groups], token, at
             )
             info.update(res.tickets)
             for g, won in zip(groups, res.won, strict=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections import Counter
 
 from engine_core.registry import default_registry
@@ -174,3 +175,23 @@ async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settin
     left = await store.read_queues([q2, q3])
     assert {e.ticket_id for e in left[q2]} == {ids[4], ids[5]}
     assert {e.ticket_id for e in left[q3]} == {ids[4], ids[5]}
+
+
+async def test_bots_fill_the_smallest_match_a_ticket_accepts(rclient, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=5.0)
+    store = TicketStore(rclient, s)
+    now = int(time.time() * 1000)
+    waited = await store.enqueue(
+        NewTicket("dice_forge", ("w",), (2, 3, 4), "", True, 25.0), at_ms=now - 6000
+    )
+    fresh = await store.enqueue(
+        NewTicket("dice_forge", ("f",), (2, 3, 4), "", True, 40.0), at_ms=now
+    )
+    creator = InProcessMatchCreator()
+    stats = await Matchmaker(store, creator, s).run_once()
+    assert stats.matches == 1
+    w, f = await store.get_many([waited, fresh])
+    assert (w.state, w.player_count, w.bots) == ("matched", 2, 1)
+    assert f.state == "searching"  # not waited long enough for bots
+    _, players, _ = creator.matches[w.match_id]
+    assert sorted(players) == ["bot:greedy-1", "w"]
