@@ -91,6 +91,7 @@ class Matchmaker:
         members: dict[str, dict[str, str]] = {}
         for key in keys:
             entries = queues[key]
+            metrics.QUEUE_TICKETS.labels(key).set(len(entries))
             if not entries:
                 continue
             seen += len(entries)
@@ -190,6 +191,7 @@ class Matchmaker:
         for p in players:
             seats[owner[p]][p] = created.seats[p]
         metrics.MATCHES_MADE.labels(game, str(n)).inc()
+        metrics.TICKETS_MATCHED.labels(game).inc(len(group.tickets))
         if bots:
             metrics.BOT_SEATS.labels(game).inc(len(bots))
         return MatchResult(
