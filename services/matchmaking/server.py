@@ -87,6 +87,7 @@ class MatchmakingProcess:
                 self.ratings,
                 stream=s.results_stream,
                 durable=s.ratings_durable,
+                replicas=s.results_replicas,
             )
             self._tasks.append(asyncio.create_task(self.consumer.run(self._stop)))
         if s.metrics_port >= 0:

@@ -61,6 +61,7 @@ class MatchmakingSettings:
     # Ratings.
     ratings_durable: str = "matchmaking-ratings"
     results_stream: str = "RESULTS"
+    results_replicas: int = 1  # if this service creates the stream first
     rated_marker_ttl_s: float = 30 * 86400.0
 
     # Roles of one process (all on by default).
