@@ -90,7 +90,9 @@ def _tic_tac_toe(view: dict[str, Any]) -> list[str]:
     rows = [
         " ".join(b[r * 3 : r * 3 + 3]) + f"    {r * 3} {r * 3 + 1} {r * 3 + 2}" for r in range(3)
     ]
-    return [*rows, f"to move: seat {view.get('to_move')}"]
+    if view.get("outcome") is None:
+        rows.append(f"to move: seat {view.get('to_move')}")
+    return rows
 
 
 RENDERERS = {"tic_tac_toe": _tic_tac_toe}
