@@ -387,48 +387,57 @@ def legal_moves(state: State, seat: int) -> tuple:
 
 def answers(state: State, seat: int, task, move) -> bool:
     """Whether ``move`` is in ``legal_moves(state, seat)`` (``task`` is the seat's task),
-    checked without listing every move for the tasks that come up most often."""
-    if type(move) is UseTriton:
+    checked without listing every move for the tasks that come up most often. Types are
+    compared exactly, as move equality does (and tasks are never subclassed)."""
+    kind = type(move)
+    if kind is UseTriton:
         return (
             seat == state.active
             and state.players[seat].triton > 0
             and move.option in tuple(data.TRITON_OPTIONS)
         )
     p = state.players[task.seat]
-    match task, move:  # the most frequent first
-        case PlaceFace(), ForgeFace(die=d, slot=s):
-            return d in (0, 1) and s in range(6) and FACES[p.dice[d][s]].kind != BOAR
-        case Action(), BuyFace(face=face):
-            return not _no_extra(p, task) and can_buy(state, face, p.gold)
-        case Offering(), BuyFace(face=face):
-            return can_buy(state, face, p.gold, exclude=task.bought)
-        case Gain(), SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
-            cyc, sen = task.mod == "cyclops", task.mod == "sentinel"
-            return (
-                h in range(min(task.gold, hammer_capacity(p)) + 1)
-                and (gg in range(task.gold - h + 1) if cyc else gg == 0)
-                and (sg in range(task.sun + 1) if sen else sg == 0)
-                and (mg in range(task.moon + 1) if sen else mg == 0)
-            )
-        case Action(), PerformFeat(slot=slot):
-            return not _no_extra(p, task) and can_perform(state, p, slot, _extra_sun(task))
-        case Reinforce(), UseReinforcement(card=i, option=o):
-            if i not in range(len(p.cards)) or i in task.used:
-                return False
-            card = p.cards[i]
-            if card == "HIND":
-                return o in data.DIE_NAMES
-            if card == "OWL":
-                return o in tuple(data.OWL_OPTIONS)
-            return card == "ELDER" and p.gold >= data.ELDER_GOLD and o == ""
-        case Reinforce(), EndReinforcements():
-            return True
-        case Action(), EndTurn():
-            return True
-        case Offering(), FinishOffering():
-            return True
-        case _:
-            return move in task_moves(state, task)
+    task_kind = type(task)
+    if task_kind is PlaceFace and kind is ForgeFace:
+        d, s = move.die, move.slot
+        return d in (0, 1) and s in range(6) and FACES[p.dice[d][s]].kind != BOAR
+    if task_kind is Action:
+        if kind is BuyFace:
+            return not _no_extra(p, task) and can_buy(state, move.face, p.gold)
+        if kind is PerformFeat:
+            return not _no_extra(p, task) and can_perform(state, p, move.slot, _extra_sun(task))
+        return kind is EndTurn
+    if task_kind is Offering:
+        if kind is BuyFace:
+            return can_buy(state, move.face, p.gold, exclude=task.bought)
+        return kind is FinishOffering
+    if task_kind is Gain:
+        if kind is not SplitGain:
+            return False
+        h, gg, sg, mg = move.hammer, move.gold_glory, move.sun_glory, move.moon_glory
+        cyc, sen = task.mod == "cyclops", task.mod == "sentinel"
+        return (
+            h in range(min(task.gold, hammer_capacity(p)) + 1)
+            and (gg in range(task.gold - h + 1) if cyc else gg == 0)
+            and (sg in range(task.sun + 1) if sen else sg == 0)
+            and (mg in range(task.moon + 1) if sen else mg == 0)
+        )
+    if task_kind is Reinforce:
+        if kind is UseReinforcement:
+            return _reinforcement_ok(p, task, move.card, move.option)
+        return kind is EndReinforcements
+    return move in task_moves(state, task)
+
+
+def _reinforcement_ok(p: Player, task: Reinforce, i: int, option: str) -> bool:
+    if i not in range(len(p.cards)) or i in task.used:
+        return False
+    card = p.cards[i]
+    if card == "HIND":
+        return option in data.DIE_NAMES
+    if card == "OWL":
+        return option in tuple(data.OWL_OPTIONS)
+    return card == "ELDER" and p.gold >= data.ELDER_GOLD and option == ""
 
 
 def has_choice(state: State, task: Reinforce | Action | Offering) -> bool:
