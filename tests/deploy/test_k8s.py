@@ -527,3 +527,14 @@ def test_the_policy_model_is_not_trivially_permissive() -> None:
     bots = Peer("bots", ns, _pods(objs)["bots"])
     assert not ingress_allowed(policies, ns, _pods(objs)["redis-cache"], 6379, bots)
     assert ingress_allowed(policies, ns, {"app.kubernetes.io/name": "debug"}, 8080, bots)
+
+
+@overlay
+def test_jetstream_store_limit_fits_the_volume(overlay: str) -> None:
+    sts = one(render(overlay), "StatefulSet", "nats")
+    (c,) = pod_template(sts)["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+    limit = parse_quantity(env["JS_MAX_FILE_STORE"])  # nats-server: decimal units, as here
+    (claim,) = sts["spec"]["volumeClaimTemplates"]
+    volume = parse_quantity(claim["spec"]["resources"]["requests"]["storage"])
+    assert limit <= 0.9 * volume, (env["JS_MAX_FILE_STORE"], volume)
