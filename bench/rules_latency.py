@@ -6,6 +6,8 @@ in ``bench.grpc_echo``), so ``p50 / echo p50`` is the cost of the rules call
 over the transport alone. The moves are random playouts decided in-process
 first (``engine_core.testing.playout``); only the ``ApplyMove`` calls that
 replay them are timed, each carrying the state the previous call returned.
+``engine_p50_ms`` is the same moves applied in-process (``decide`` + ``evolve``),
+so the rest of ``p50_ms`` is codecs, redaction and transport.
 
     python -m bench.rules_latency [--samples N] [--game ID ...] [--no-echo]
 """
@@ -21,9 +23,10 @@ from typing import Any
 import grpc
 
 from bench.stats import summary_ms
+from engine_core.decider import apply
 from engine_core.registry import default_registry
 from engine_core.testing import move_entropy, playout, setup_entropy
-from services.common.codecs import to_json
+from services.common.codecs import decode_state, to_json
 from services.rules.process import RulesProcess
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
@@ -35,6 +38,7 @@ def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[st
     game = default_registry().get(game_id)
     players = game.min_players
     timed: list[int] = []
+    engine: list[int] = []
     state_sizes: list[int] = []
     seed = 0
     while len(timed) < samples:
@@ -45,6 +49,7 @@ def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[st
             timeout=10,
         )
         state = new.state
+        before = decode_state(game, state)
         for step in played.steps:
             request = rules_pb2.ApplyMoveRequest(
                 game=game_id,
@@ -57,10 +62,16 @@ def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[st
             reply = stub.ApplyMove(request, timeout=10)
             elapsed = time.perf_counter_ns() - t
             state = reply.state
+            # the same move in-process: the engine's share of the call
+            t = time.perf_counter_ns()
+            after, _ = apply(game, before, step.seat, step.move, request.entropy)
+            engine_ns = time.perf_counter_ns() - t
+            before = after
             if warmup > 0:
                 warmup -= 1
                 continue
             timed.append(elapsed)
+            engine.append(engine_ns)
             state_sizes.append(len(state))
             if len(timed) >= samples:
                 break
@@ -70,6 +81,7 @@ def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[st
         "playouts": seed,
         "mean_state_bytes": round(sum(state_sizes) / len(state_sizes)),
         **summary_ms(timed),
+        "engine_p50_ms": summary_ms(engine)["p50_ms"],
     }
 
 
@@ -94,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         "--game", action="append", help="game id (default: tic_tac_toe, dice_forge)"
     )
     parser.add_argument("--no-echo", action="store_true", help="skip the gRPC echo baseline")
+    parser.add_argument("--out", help="also write the figures as JSON to this file")
     args = parser.parse_args(argv)
     results = run(args.samples, tuple(args.game) if args.game else None)
     out: dict[str, Any] = {"apply_move": results}
@@ -108,12 +121,17 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"ApplyMove {r['game']} ({r['players']}p): n={r['n']} p50 {r['p50_ms']:.3f} ms, "
             f"p99 {r['p99_ms']:.3f} ms, mean {r['mean_ms']:.3f} ms, "
-            f"state ~{r['mean_state_bytes']} B"
+            f"engine alone p50 {r['engine_p50_ms']:.3f} ms, state ~{r['mean_state_bytes']} B"
         )
     if "grpc_echo" in out:
         e = out["grpc_echo"]
         print(f"gRPC echo 4 KB baseline: p50 {e['p50_ms']:.3f} ms, p99 {e['p99_ms']:.3f} ms")
-    print(json.dumps(out))
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump(out, f, indent=2)
+            f.write("\n")
+    else:
+        print(json.dumps(out))
     return 0
 
 

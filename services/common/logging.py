@@ -14,7 +14,10 @@ Output is JSON lines when stdout is not a terminal (containers, supervisors) and
 coloured key=value text on a terminal; ``TABLETOP_LOG_FORMAT=json|console``
 forces one. ``LoggingInterceptor`` writes exactly one ``rpc`` line per call with
 ``method``, ``code`` (the gRPC status name), ``duration_ms`` and whatever the
-handler ``bind``-ed (game, match, seat, version, move, outcome, ...).
+handler ``bind``-ed (game, match, seat, version, move, outcome, ...), plus
+``reason`` when ``services.common.errors`` refused the call. Observers
+(``LoggingInterceptor(observers=[fn])``, e.g. Prometheus metrics) get
+``fn(method, code, seconds, fields)`` right after the line.
 
 Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 """
@@ -33,7 +36,7 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars
 
-__all__ = ["LoggingInterceptor", "bind", "configure_logging", "get_logger"]
+__all__ = ["LoggingInterceptor", "RpcObserver", "bind", "configure_logging", "get_logger"]
 
 #: Methods logged at debug level only (probes would drown the real traffic).
 QUIET_PREFIXES: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
@@ -122,11 +125,22 @@ def _code_name(context: Any, error: BaseException | None) -> str:
     return "UNKNOWN"
 
 
-class LoggingInterceptor(grpc.aio.ServerInterceptor):
-    """Binds ``method`` (and ``peer``) for the call and logs one line when it ends."""
+RpcObserver = Callable[[str, str, float, dict[str, Any]], None]
+"""``observer(method, code, seconds, fields)``, called once per finished RPC with
+the fields bound during it (e.g. to update Prometheus metrics)."""
 
-    def __init__(self, quiet_prefixes: Iterable[str] = QUIET_PREFIXES) -> None:
+
+class LoggingInterceptor(grpc.aio.ServerInterceptor):
+    """Binds ``method`` for the call and logs one line when it ends; then
+    calls each observer (errors in observers are logged, never raised)."""
+
+    def __init__(
+        self,
+        quiet_prefixes: Iterable[str] = QUIET_PREFIXES,
+        observers: Iterable[RpcObserver] = (),
+    ) -> None:
         self._quiet = tuple(quiet_prefixes)
+        self._observers = tuple(observers)
 
     async def intercept_service(
         self,
@@ -138,12 +152,25 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
             return handler
         method = handler_call_details.method
         quiet = method.startswith(self._quiet)
-        return wrap_handler(handler, lambda b, streaming: _logged(b, streaming, method, quiet))
+        observers = self._observers
+
+        def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
+            return _logged(behavior, streaming, method, quiet, observers)
+
+        return wrap_handler(handler, wrapper)
 
 
-def _finish(method: str, quiet: bool, started: float, context: Any, error: BaseException | None):
+def _finish(
+    method: str,
+    quiet: bool,
+    started: float,
+    context: Any,
+    error: BaseException | None,
+    observers: tuple[RpcObserver, ...],
+) -> None:
     code = _code_name(context, error)
-    duration_ms = round((time.perf_counter() - started) * 1000, 3)
+    seconds = time.perf_counter() - started
+    duration_ms = round(seconds * 1000, 3)
     if quiet:
         level = "debug"
     elif code in ("UNKNOWN", "INTERNAL", "DATA_LOSS"):
@@ -151,10 +178,21 @@ def _finish(method: str, quiet: bool, started: float, context: Any, error: BaseE
     else:
         level = "info"
     getattr(_log, level)("rpc", method=method, code=code, duration_ms=duration_ms)
+    if observers:
+        fields = structlog.contextvars.get_contextvars()
+        for observe in observers:
+            try:
+                observe(method, code, seconds, fields)
+            except Exception:
+                _log.exception("rpc_observer_failed", method=method)
 
 
 def _logged(
-    behavior: Callable[..., Any], streaming: bool, method: str, quiet: bool
+    behavior: Callable[..., Any],
+    streaming: bool,
+    method: str,
+    quiet: bool,
+    observers: tuple[RpcObserver, ...],
 ) -> Callable[..., Any]:
     if streaming:
 
@@ -169,7 +207,7 @@ def _logged(
                 error = e
                 raise
             finally:
-                _finish(method, quiet, started, context, error)
+                _finish(method, quiet, started, context, error, observers)
 
         return stream
 
@@ -183,7 +221,7 @@ def _logged(
             error = e
             raise
         finally:
-            _finish(method, quiet, started, context, error)
+            _finish(method, quiet, started, context, error, observers)
 
     return unary
 

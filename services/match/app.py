@@ -21,10 +21,10 @@ from typing import Any, TypeVar
 
 import structlog
 
-from engine_core.errors import GameOver, IllegalMove
+from engine_core.errors import EngineError, GameOver, IllegalMove
 from engine_core.types import Outcome
 from services.common.auth import Principal, is_bot
-from services.common.errors import InvalidArgument, PermissionDenied
+from services.common.errors import InvalidArgument, PermissionDenied, ServiceError
 from services.match import metrics
 from services.match.errors import (
     BadRequest,
@@ -242,6 +242,7 @@ class MatchApp:
         seat = self._mover_seat(principal, p, seat)
         key = idempotency_key or os.urandom(16).hex()
         digest = key_digest(match_id, principal.subject, key)
+        verified = False  # whether ``p`` was checked against the stream's head
         for _attempt in range(self.config.max_decide_attempts):
             if digest in p.keys:
                 metrics.IDEMPOTENT_REPLIES.inc()
@@ -254,7 +255,21 @@ class MatchApp:
             if p.outcome is not None:
                 raise GameOver(message="the game is over")
             entropy = os.urandom(32)
-            decision = await self._rules(self.rules.decide(p.state, seat, move, entropy))
+            try:
+                decision = await self._rules(self.rules.decide(p.state, seat, move, entropy))
+            except Unavailable:
+                raise
+            except (EngineError, ServiceError):
+                # A rejection decided on a projection that may be stale (an
+                # old Redis entry, another replica moved): answer it only once
+                # the projection is known to be the stream's head.
+                if verified:
+                    raise
+                verified = True
+                if await self._store(self.store.last_seq(match_id)) == p.seq:
+                    raise
+                p = await self._catch_up(p)
+                continue
             commit = Commit(
                 version=p.version + 1,
                 kind=KIND_MOVE,
@@ -299,7 +314,7 @@ class MatchApp:
             keys={**p.keys, digest: seq},
         )
         self._remember(new)
-        self._later(self.cache.put(new, {digest: seq}))
+        self._later(self._write_forward(new, {digest: seq}))
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
         assert commit.seat is not None
@@ -395,6 +410,10 @@ class MatchApp:
         state: bytes | None = None
         if after_version is not None and after_version == p.version:
             start, skip, state = p.seq, after_version, p.state
+        elif after_version is not None and not include_view:
+            # no state needed: start right after that version's commit
+            found = await self._store(self.store.seq_of_version(match_id, after_version, p.seq))
+            start, skip = (found, after_version) if found is not None else (0, after_version)
         else:
             start, skip = 0, -1 if after_version is None else after_version
         async for _seq, c in self.store.commits(match_id, start, follow=True):
@@ -533,6 +552,15 @@ class MatchApp:
             outcome=last.outcome,
             keys=keys,
         )
+
+    async def _write_forward(self, p: Projection, new_keys: dict[str, int]) -> None:
+        """One cache write per move: the increment; if Redis is not exactly one
+        version behind (a write still in flight, a flush), the whole latest
+        projection instead, so Redis does not stay behind."""
+        if await self.cache.put(p, new_keys):
+            return
+        latest = self._hot.get(p.meta.match_id, p)
+        await self.cache.put(latest if latest.version >= p.version else p)
 
     def _remember(self, p: Projection) -> None:
         current = self._hot.get(p.meta.match_id)

@@ -85,22 +85,32 @@ class MatchIndex:
             await self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
 
     async def matches_of(self, player: str, status: str | None = None) -> list[MatchSummary]:
-        """Newest first (match ids sort by creation time)."""
-        assert self._kv is not None
-        watcher = await self._kv.watch(f"p.{_player_token(player)}.>", ignore_deletes=True)
-        out: list[MatchSummary] = []
+        """Newest first. (Not ``KeyValue.watch``: its end-of-initial-values
+        marker can come before the values, which then look like none.)"""
+        stream = f"KV_{self.bucket}"
+        subjects = f"$KV.{self.bucket}.p.{_player_token(player)}.>"
+        info = await self.js.stream_info(stream, subjects_filter=subjects)
+        if not info.state.subjects:
+            return []
+        sub = await self.js.subscribe(
+            subjects,
+            stream=stream,
+            ordered_consumer=True,
+            deliver_policy=api.DeliverPolicy.LAST_PER_SUBJECT,
+        )
+        latest: dict[str, MatchSummary] = {}
         try:
             while True:
-                entry = await watcher.updates(timeout=5.0)
-                if entry is None:
+                msg = await sub.next_msg(timeout=5.0)
+                if msg.data:  # a deleted key has no value
+                    summary = _summary.decode(msg.data)
+                    latest[summary.match_id] = summary
+                if msg.metadata.num_pending == 0:
                     break
-                if entry.value:
-                    s = _summary.decode(entry.value)
-                    if status is None or s.status == status:
-                        out.append(s)
         finally:
             with contextlib.suppress(Exception):
-                await watcher.stop()
+                await sub.unsubscribe()
+        out = [s for s in latest.values() if status is None or s.status == status]
         out.sort(key=lambda s: (s.created_at, s.match_id), reverse=True)
         return out
 

@@ -133,14 +133,40 @@ class JetStreamStore:
 
     async def first(self, match_id: str) -> tuple[int, Commit] | None:
         """The creation commit."""
+        return await self.next_at(match_id, 1)
+
+    async def next_at(self, match_id: str, seq: int) -> tuple[int, Commit] | None:
+        """The match's first commit at sequence ``seq`` or later."""
         try:
             msg = await self.js.get_msg(
-                self.config.name, seq=1, subject=self.subject(match_id), next=True, direct=True
+                self.config.name, seq=seq, subject=self.subject(match_id), next=True, direct=True
             )
         except NotFoundError:
             return None
+        except APIError:
+            raise
+        except nats.errors.Error as e:
+            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
         return msg.seq, decode_commit(msg.data)
+
+    async def seq_of_version(self, match_id: str, version: int, last_seq: int) -> int | None:
+        """The stream sequence of the match's commit ``version`` (versions grow
+        with sequences, so a binary search: a few direct gets, however long
+        the stream)."""
+        lo, hi = 1, last_seq
+        while lo <= hi:
+            found = await self.next_at(match_id, (lo + hi) // 2)
+            if found is None:
+                return None
+            seq, commit = found
+            if commit.version == version:
+                return seq
+            if commit.version < version:
+                lo = seq + 1
+            else:
+                hi = (lo + hi) // 2 - 1
+        return None
 
     async def commits(
         self,

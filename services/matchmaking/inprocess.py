@@ -21,8 +21,13 @@ from services.matchmaking.ports import CreatedMatch, MatchCreationFailed
 class InProcessMatchCreator:
     registry: Registry = field(default_factory=default_registry)
     matches: dict[str, tuple[str, list[str], Any]] = field(default_factory=dict)
+    by_key: dict[str, CreatedMatch] = field(default_factory=dict)
 
-    async def create_match(self, game: str, players: list[str], options_json: str) -> CreatedMatch:
+    async def create_match(
+        self, game: str, players: list[str], options_json: str, *, key: str = ""
+    ) -> CreatedMatch:
+        if key and key in self.by_key:
+            return self.by_key[key]
         try:
             g = self.registry.get(game)
             options = g.codec().decode_options(options_json) if options_json else None
@@ -31,4 +36,7 @@ class InProcessMatchCreator:
             raise MatchCreationFailed(str(e)) from e
         match_id = uuid.uuid4().hex
         self.matches[match_id] = (game, list(players), state)
-        return CreatedMatch(match_id, {p: s for s, p in enumerate(players)})
+        created = CreatedMatch(match_id, {p: s for s, p in enumerate(players)})
+        if key:
+            self.by_key[key] = created
+        return created

@@ -111,7 +111,7 @@ class Matchmaker:
         if not claimed:
             return RoundStats(seen, groups_n, 0, 0, 0, swept)
         results = await asyncio.gather(
-            *(self._create(k, g, [info[t.ticket_id] for t in g.tickets]) for k, g in claimed)
+            *(self._create(token, k, g, [info[t.ticket_id] for t in g.tickets]) for k, g in claimed)
         )
         made = [r for r in results if isinstance(r, MatchResult)]
         failed = [
@@ -127,7 +127,7 @@ class Matchmaker:
         return RoundStats(seen, groups_n, len(claimed), len(made), len(claimed) - len(made), swept)
 
     async def _create(
-        self, queue: str, group: Group, tickets: list[ClaimedTicket]
+        self, token: str, queue: str, group: Group, tickets: list[ClaimedTicket]
     ) -> MatchResult | None:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
@@ -143,7 +143,9 @@ class Matchmaker:
         self._rng.shuffle(order)
         async with self._sem:
             try:
-                created = await self.creator.create_match(game, order, options_json)
+                created = await self.creator.create_match(
+                    game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}"
+                )
             except Exception as e:  # the match service said no or is down: release
                 log.warning("create_match_failed", game=game, players=n, error=str(e))
                 return None

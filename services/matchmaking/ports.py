@@ -18,5 +18,8 @@ class MatchCreationFailed(Exception):
 
 class MatchCreator(Protocol):
     async def create_match(
-        self, game: str, players: list[str], options_json: str
-    ) -> CreatedMatch: ...
+        self, game: str, players: list[str], options_json: str, *, key: str = ""
+    ) -> CreatedMatch:
+        """Create a match with ``players`` in seat order. ``key`` is an
+        idempotency key: the same key never makes two matches."""
+        ...

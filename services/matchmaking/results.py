@@ -22,7 +22,7 @@ from services.matchmaking.ratings import InvalidFact, Ratings, decode_fact
 
 log = structlog.get_logger("matchmaking.results")
 
-RESULTS_SUBJECTS = ["results.>"]
+RESULTS_SUBJECTS = ["results.*"]  # as the match service creates it
 
 
 async def ensure_results_stream(js: JetStreamContext, name: str = "RESULTS") -> None:
@@ -60,7 +60,7 @@ class ResultsConsumer:
     async def run(self, stop: asyncio.Event) -> None:
         await ensure_results_stream(self.js, self.stream)
         sub = await self.js.pull_subscribe(
-            "results.>",
+            "results.*",
             durable=self.durable,
             stream=self.stream,
             config=api.ConsumerConfig(ack_wait=30.0, max_deliver=-1),

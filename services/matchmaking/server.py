@@ -11,6 +11,7 @@ import nats
 import redis.asyncio as redis
 
 from engine_core.registry import default_registry
+from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.matchmaking.app import Matchmaking, TicketEvents
@@ -59,7 +60,7 @@ class MatchmakingProcess:
             )
             self.server.add_service(
                 pb_grpc.add_MatchmakingServiceServicer_to_server,
-                MatchmakingServicer(app, TokenVerifier(s.jwt_secret)),
+                MatchmakingServicer(app, TokenVerifier(Tokens(s.auth()))),
                 SERVICE_NAME,
             )
             await self.server.start()

@@ -5,11 +5,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-import jwt
-
+from services.common.auth import Tokens
 from services.common.logging import bind
 from services.matchmaking.app import Caller, Matchmaking, TicketUpdate
-from services.matchmaking.errors import NotAuthenticated
 from services.matchmaking.ratings import PlayerRating
 from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -27,32 +25,12 @@ _STATES = {
 class TokenVerifier:
     """The caller of a request, from ``authorization: Bearer <jwt>`` metadata."""
 
-    def __init__(self, secret: str, algorithm: str = "HS256") -> None:
-        self.secret = secret
-        self.algorithm = algorithm
+    def __init__(self, tokens: Tokens) -> None:
+        self.tokens = tokens
 
     def caller(self, metadata: Any) -> Caller:
-        token = ""
-        for key, value in metadata or ():
-            if key.lower() == "authorization":
-                scheme, _, token = str(value).partition(" ")
-                if scheme.lower() != "bearer":
-                    token = ""
-        if not token:
-            raise NotAuthenticated("missing_token", "authorization: Bearer <token> is required")
-        try:
-            claims = jwt.decode(
-                token.strip(),
-                self.secret,
-                algorithms=[self.algorithm],
-                options={"verify_aud": False},
-            )
-        except jwt.InvalidTokenError as e:
-            raise NotAuthenticated("invalid_token", f"invalid token: {e}") from None
-        sub = claims.get("sub")
-        if not isinstance(sub, str) or not sub:
-            raise NotAuthenticated("invalid_token", "the token has no subject")
-        return Caller(sub, claims.get("role") == "service")
+        principal = self.tokens.from_metadata(metadata)
+        return Caller(principal.subject, principal.is_service)
 
 
 def _rating(r: PlayerRating) -> pb.Rating:

@@ -7,6 +7,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from services.common.auth import AuthSettings
+
 _PREFIX = "TABLETOP_"
 # Settings every service shares keep their plain names; the rest are
 # TABLETOP_MATCHMAKING_<FIELD>.
@@ -77,6 +79,13 @@ class MatchmakingSettings:
             values[f.name] = _parse(f.type, raw, f.name)
         values.update(overrides)
         return cls(**values)
+
+    def auth(self) -> AuthSettings:
+        """How tokens are checked and signed (HS256 with ``jwt_secret``; the
+        development secret, with a warning, when it is empty)."""
+        if self.jwt_secret:
+            return AuthSettings(secret=self.jwt_secret)
+        return AuthSettings.from_env({})
 
     def window(self, waited_s: float) -> float:
         """The rating window of a ticket that has waited ``waited_s`` seconds."""

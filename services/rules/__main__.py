@@ -30,6 +30,11 @@ def main(argv: list[str] | None = None) -> int:
         help="processes sharing the port with SO_REUSEPORT (default: one per CPU core)",
     )
     args = parser.parse_args(argv)
+    try:
+        import tabletop.rules.v1.rules_pb2  # noqa: F401
+    except ImportError:
+        print("the generated gRPC code is missing: run `make gen` first", file=sys.stderr)
+        return 2
     overrides = {k: v for k, v in vars(args).items() if v is not None}
     return run(RulesSettings.from_env(**overrides))
 

@@ -21,7 +21,7 @@ it propagate and its own client sees the same status and reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +89,7 @@ class GameStatus:
     outcome: Outcome | None
 
     @classmethod
-    def from_pb(cls, pb: rules_pb2.Status) -> GameStatus:
+    def from_pb(cls, pb: rules_pb2.GameStatus) -> GameStatus:
         outcome = None
         if pb.HasField("outcome"):
             o = pb.outcome
@@ -107,9 +107,28 @@ class Played:
 
     state: bytes
     events: tuple[str, ...]
-    """JSON text of each event, in order."""
+    """JSON text of each event, in order (not redacted)."""
     status: GameStatus
     entropy: bytes
+    redacted: tuple[tuple[str | None, ...], ...]
+    """``redacted[s]``: the events as seat ``s`` sees them, ``redacted[-1]`` as a
+    spectator does; same length as ``events``, ``None`` where hidden."""
+    rules_version: str
+
+    @classmethod
+    def from_pb(cls, pb: rules_pb2.NewGameResponse | rules_pb2.ApplyMoveResponse) -> Played:
+        return cls(
+            state=pb.state,
+            events=tuple(pb.events),
+            status=GameStatus.from_pb(pb.status),
+            entropy=pb.entropy,
+            redacted=tuple(tuple(e or None for e in r.events) for r in pb.redacted),
+            rules_version=pb.rules_version,
+        )
+
+    def visible(self, seat: int | None) -> tuple[str, ...]:
+        """The events ``seat`` (``None``: a spectator) may see, hidden ones left out."""
+        return tuple(e for e in self.redacted[-1 if seat is None else seat] if e is not None)
 
     def event_dicts(self) -> list[dict[str, Any]]:
         return [json.loads(e) for e in self.events]
@@ -216,10 +235,7 @@ class RulesClient:
             options="" if options is None else _json_text(options),
             entropy=entropy,
         )
-        reply = await self._call(self.stub.NewGame, request, timeout)
-        return Played(
-            reply.state, tuple(reply.events), GameStatus.from_pb(reply.status), reply.entropy
-        )
+        return Played.from_pb(await self._call(self.stub.NewGame, request, timeout))
 
     async def apply_move(
         self,
@@ -231,14 +247,12 @@ class RulesClient:
         entropy: bytes = b"",
         timeout: float | None = None,
     ) -> Played:
-        """``move`` is JSON text, or a dict / msgspec Struct encoded to JSON."""
+        """``move`` is JSON text, or a dict / msgspec Struct encoded to JSON.
+        ``game`` may be ``""``: the game the state names."""
         request = rules_pb2.ApplyMoveRequest(
             game=game, state=state, seat=seat, move=_json_text(move), entropy=entropy
         )
-        reply = await self._call(self.stub.ApplyMove, request, timeout)
-        return Played(
-            reply.state, tuple(reply.events), GameStatus.from_pb(reply.status), reply.entropy
-        )
+        return Played.from_pb(await self._call(self.stub.ApplyMove, request, timeout))
 
     async def legal_moves(
         self, game: str, state: bytes, seat: int, *, timeout: float | None = None
@@ -248,10 +262,17 @@ class RulesClient:
         return LegalMoves(tuple(reply.moves), tuple(reply.texts))
 
     async def view(
-        self, game: str, state: bytes, seat: int | None, *, timeout: float | None = None
+        self,
+        game: str,
+        state: bytes,
+        seat: int | None,
+        *,
+        full: bool = False,
+        timeout: float | None = None,
     ) -> tuple[str, GameStatus]:
-        """The view JSON for ``seat`` (``None`` = a spectator) and the game's status."""
-        request = rules_pb2.ViewRequest(game=game, state=state)
+        """The view JSON for ``seat`` (``None`` = a spectator) and the game's status;
+        ``full``: the whole state (only once the game is over)."""
+        request = rules_pb2.ViewRequest(game=game, state=state, full=full)
         if seat is not None:
             request.seat = seat
         reply = await self._call(self.stub.View, request, timeout)
@@ -261,3 +282,16 @@ class RulesClient:
         request = rules_pb2.OutcomeRequest(game=game, state=state)
         reply = await self._call(self.stub.Outcome, request, timeout)
         return GameStatus.from_pb(reply.status)
+
+    async def fold(
+        self,
+        game: str,
+        state: bytes | None,
+        events: Sequence[str],
+        *,
+        timeout: float | None = None,
+    ) -> tuple[bytes, GameStatus]:
+        """``state`` (``None``: before the first event) with ``events`` (JSON) applied."""
+        request = rules_pb2.FoldRequest(game=game, state=state or b"", events=list(events))
+        reply = await self._call(self.stub.Fold, request, timeout)
+        return reply.state, GameStatus.from_pb(reply.status)

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 _LISTENING = re.compile(r"rules service listening on port (\d+)")
+_METRICS = re.compile(r"rules metrics on port (\d+)")
 
 
 class RulesProcess:
@@ -48,6 +49,12 @@ class RulesProcess:
         if self.port is None:
             raise RuntimeError("the rules process is not started")
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def metrics_port(self) -> int | None:
+        """The ``/metrics`` port, when started with ``TABLETOP_RULES_METRICS_PORT``."""
+        match = _METRICS.search(self.log_path.read_text(errors="replace"))
+        return int(match.group(1)) if match else None
 
     def log_lines(self) -> list[str]:
         return self.log_path.read_text(errors="replace").splitlines()

@@ -18,12 +18,14 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
 
+from services.common.errors import ErrorInterceptor
 from services.common.grpcserver import GrpcServer
-from services.common.logging import configure_logging, get_logger
+from services.common.logging import LoggingInterceptor, configure_logging, get_logger
 from services.rules.settings import RulesSettings
 
 _log = get_logger("rules")
@@ -31,10 +33,14 @@ _log = get_logger("rules")
 
 def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcServer:
     """A rules server, not started (tests start it on port 0)."""
+    from services.rules import metrics
     from services.rules.servicer import SERVICE_NAME, RulesServicer
     from tabletop.rules.v1 import rules_pb2_grpc
 
-    server = GrpcServer(settings.server_config(reuse_port=reuse_port))
+    server = GrpcServer(
+        settings.server_config(reuse_port=reuse_port),
+        interceptors=(LoggingInterceptor(observers=[metrics.observe]), ErrorInterceptor()),
+    )
     server.add_service(
         rules_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer(settings), SERVICE_NAME
     )
@@ -75,9 +81,37 @@ def _reserve_port(host: str, port: int) -> socket.socket:
     return sock
 
 
+def start_metrics(settings: RulesSettings, registry: Any = None) -> Any:
+    """Serve ``/metrics`` if configured; the HTTP server (``.server_port``) or None."""
+    if settings.metrics_port < 0:
+        return None
+    from prometheus_client import REGISTRY, start_http_server
+
+    host = settings.host.strip("[]")
+    addr = "0.0.0.0" if host in ("", "::", "0.0.0.0") else host
+    server, _thread = start_http_server(
+        settings.metrics_port, addr=addr, registry=REGISTRY if registry is None else registry
+    )
+    _log.info("metrics_listening", metrics_port=server.server_port)
+    print(f"rules metrics on port {server.server_port}", file=sys.stderr, flush=True)
+    return server
+
+
 def run_workers(settings: RulesSettings, workers: int) -> int:
     """Supervise ``workers`` server processes on one port until signalled."""
     ctx = multiprocessing.get_context("spawn")
+    metrics_dir = None
+    metrics = None
+    if settings.metrics_port >= 0:
+        # Spawned workers inherit this and write their metrics to files there;
+        # the parent serves their sum.
+        metrics_dir = tempfile.TemporaryDirectory(prefix="rules-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
+        from prometheus_client import CollectorRegistry, multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=metrics_dir.name)
+        metrics = start_metrics(settings, registry)
     reservation = _reserve_port(settings.host, settings.port)
     port = reservation.getsockname()[1]
     worker_settings = settings.with_(port=port)
@@ -130,6 +164,10 @@ def run_workers(settings: RulesSettings, workers: int) -> int:
         if p.is_alive():
             p.kill()
             p.join()
+    if metrics is not None:
+        metrics.shutdown()
+    if metrics_dir is not None:
+        metrics_dir.cleanup()
     _log.info("stopped", workers=workers)
     return 0
 
@@ -143,7 +181,12 @@ def run(settings: RulesSettings) -> int:
         def announce(port: int) -> None:
             print(f"rules service listening on port {port}", file=sys.stderr, flush=True)
 
-        asyncio.run(serve(settings, on_listening=announce))
+        metrics = start_metrics(settings)
+        try:
+            asyncio.run(serve(settings, on_listening=announce))
+        finally:
+            if metrics is not None:
+                metrics.shutdown()
         return 0
     return run_workers(settings, workers)
 

@@ -18,13 +18,15 @@ from engine_core.notation import move_text
 from engine_core.registry import Registry, default_registry
 from engine_core.types import Outcome
 from services.common.codecs import (
+    codec_for,
     decode_move,
     decode_options,
     decode_state,
     encode_state,
+    peek_state_game,
     to_json,
 )
-from services.common.errors import InvalidArgument
+from services.common.errors import FailedPrecondition, InvalidArgument
 from services.common.logging import bind
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
@@ -84,17 +86,18 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         bind(game=name)
         return game
 
-    def _state(self, game: Game, data: bytes) -> Any:
-        return decode_state(game, data)
+    def _game_and_state(self, name: str, data: bytes) -> tuple[Game, Any]:
+        """The game (``name``, or the one the state names if empty) and the state."""
+        if not name:
+            name, _ = peek_state_game(data)
+        game = self._game(name)
+        return game, decode_state(game, data)
 
     def _json(self, what: str, text: str) -> str:
-        if len(text) > self.settings.max_json_bytes or (
-            len(text.encode()) > self.settings.max_json_bytes
-        ):
+        limit = self.settings.max_json_bytes
+        if len(text) > limit or len(text.encode()) > limit:  # chars first: cheap
             raise InvalidArgument(
-                "json_too_large",
-                f"the {what} JSON exceeds {self.settings.max_json_bytes} bytes",
-                limit=str(self.settings.max_json_bytes),
+                "json_too_large", f"the {what} JSON exceeds {limit} bytes", limit=str(limit)
             )
         return text
 
@@ -121,10 +124,31 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded")
 
     @staticmethod
-    def _status(game: Game, state: Any) -> rules_pb2.Status:
+    def _redacted(
+        game: Game, state: Any, events: tuple[Any, ...], texts: list[str]
+    ) -> list[rules_pb2.RedactedEvents]:
+        """The events as each seat, then a spectator, may see them ("" = hidden)."""
+        out = []
+        for seat in [*range(game.seats(state)), None]:
+            row = []
+            for event, text in zip(events, texts, strict=True):
+                shown = game.redact(event, seat)
+                if shown is None:
+                    row.append("")
+                elif shown is event or shown == event:
+                    row.append(text)
+                else:
+                    row.append(to_json(shown).decode())
+            out.append(rules_pb2.RedactedEvents(seat=seat, events=row))
+        return out
+
+    @staticmethod
+    def _status(game: Game, state: Any) -> rules_pb2.GameStatus:
         outcome = game.outcome(state)
         bind(outcome=outcome.reason if outcome is not None else "ongoing")
-        return rules_pb2.Status(awaiting=list(game.awaiting(state)), outcome=outcome_pb(outcome))
+        return rules_pb2.GameStatus(
+            awaiting=list(game.awaiting(state)), outcome=outcome_pb(outcome)
+        )
 
     # ---------------------------------------------------------------- RPCs
     async def ListGames(
@@ -149,37 +173,41 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         entropy = self._entropy(request.entropy)
         await self._before_work(context)
         state, events = start(game, request.players, options, entropy)
+        texts = [to_json(e).decode() for e in events]
         return rules_pb2.NewGameResponse(
             state=encode_state(game, state),
-            events=[to_json(e).decode() for e in events],
+            events=texts,
             status=self._status(game, state),
             entropy=entropy,
+            redacted=self._redacted(game, state, events, texts),
+            rules_version=game.rules_version,
         )
 
     async def ApplyMove(
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ApplyMoveResponse:
-        game = self._game(request.game)
         bind(seat=request.seat)
-        state = self._state(game, request.state)
+        game, state = self._game_and_state(request.game, request.state)
         move = decode_move(game, self._json("move", request.move))
         bind(move=_tag(move))
         entropy = self._entropy(request.entropy)
         await self._before_work(context)
         after, events = apply(game, state, request.seat, move, entropy)
+        texts = [to_json(e).decode() for e in events]
         return rules_pb2.ApplyMoveResponse(
             state=encode_state(game, after),
-            events=[to_json(e).decode() for e in events],
+            events=texts,
             status=self._status(game, after),
             entropy=entropy,
+            redacted=self._redacted(game, after, events, texts),
+            rules_version=game.rules_version,
         )
 
     async def LegalMoves(
         self, request: rules_pb2.LegalMovesRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.LegalMovesResponse:
-        game = self._game(request.game)
         bind(seat=request.seat)
-        state = self._state(game, request.state)
+        game, state = self._game_and_state(request.game, request.state)
         seat = self._seat(game, state, request.seat)
         await self._before_work(context)
         moves = game.legal_moves(state, seat)
@@ -190,18 +218,60 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     async def View(
         self, request: rules_pb2.ViewRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ViewResponse:
-        game = self._game(request.game)
-        state = self._state(game, request.state)
+        game, state = self._game_and_state(request.game, request.state)
         seat = self._seat(game, state, request.seat) if request.HasField("seat") else None
-        bind(seat=seat if seat is not None else "spectator")
+        bind(seat=seat if seat is not None else "spectator", full=request.full)
         await self._before_work(context)
-        return rules_pb2.ViewResponse(
-            view=to_json(game.view(state, seat)).decode(), status=self._status(game, state)
-        )
+        if request.full:
+            if game.outcome(state) is None:
+                raise FailedPrecondition(
+                    "game_not_over", "the whole state is shown only once the game is over"
+                )
+            view = state
+        else:
+            view = game.view(state, seat)
+        return rules_pb2.ViewResponse(view=to_json(view).decode(), status=self._status(game, state))
 
     async def Outcome(
         self, request: rules_pb2.OutcomeRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.OutcomeResponse:
-        game = self._game(request.game)
-        state = self._state(game, request.state)
+        game, state = self._game_and_state(request.game, request.state)
         return rules_pb2.OutcomeResponse(status=self._status(game, state))
+
+    async def Fold(
+        self, request: rules_pb2.FoldRequest, context: grpc.aio.ServicerContext
+    ) -> rules_pb2.FoldResponse:
+        if request.state:
+            game, state = self._game_and_state(request.game, request.state)
+        else:
+            game, state = self._game(request.game), None
+        bind(events=len(request.events))
+        decoder = codec_for(game).event_json
+        events = []
+        for i, text in enumerate(request.events):
+            try:
+                events.append(decoder.decode(text))
+            except (msgspec.DecodeError, msgspec.ValidationError) as e:
+                raise InvalidArgument(
+                    "malformed_event",
+                    f"event {i} is not an event of {game.name}: {e}",
+                    index=str(i),
+                ) from None
+        if state is None and not events:
+            raise InvalidArgument("nothing_to_fold", "neither a state nor events were sent")
+        await self._before_work(context)
+        for i, event in enumerate(events):
+            try:
+                state = game.evolve(state, event)
+            except Exception as e:
+                # evolve records facts and trusts them; a sequence that does not
+                # apply is the caller's (a foreign or reordered log), not a crash.
+                raise InvalidArgument(
+                    "events_do_not_apply",
+                    f"event {i} ({_tag(event)}) does not apply to the state before it "
+                    f"({type(e).__name__})",
+                    index=str(i),
+                ) from None
+        return rules_pb2.FoldResponse(
+            state=encode_state(game, state), status=self._status(game, state)
+        )

@@ -28,6 +28,8 @@ class RulesSettings:
     max_entropy_bytes: int = 1024
     grace_seconds: float = 5.0
     drain_seconds: float = 0.0
+    metrics_port: int = -1
+    """Prometheus ``/metrics`` HTTP port: -1 off, 0 a free port."""
     max_connection_age_seconds: float = 0.0
     """Close client connections after about this long (0 = never), so clients
     re-resolve and new replicas get calls (see docs/deploy.md)."""
@@ -54,7 +56,14 @@ class RulesSettings:
         return replace(self, **changes)
 
     def effective_workers(self) -> int:
-        return self.workers if self.workers > 0 else (os.cpu_count() or 1)
+        """``workers``, or the CPU cores this process may run on (its affinity,
+        which is narrower than ``os.cpu_count()`` under taskset or cpusets)."""
+        if self.workers > 0:
+            return self.workers
+        try:
+            return len(os.sched_getaffinity(0)) or 1
+        except AttributeError:  # not Linux
+            return os.cpu_count() or 1
 
     def server_config(self, *, reuse_port: bool = False) -> ServerConfig:
         return ServerConfig(

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine_core.errors import IllegalMove
+import msgspec
+from msgspec.structs import asdict
+
+from engine_core.errors import IllegalMove, MalformedMove
 from engine_core.flow import Phase, Phases, seats_from
 from engine_core.games.arcane_academy import data
 from engine_core.games.arcane_academy.events import (
@@ -273,18 +276,44 @@ def legal_moves(state: State, seat: Seat) -> tuple[ArcaneMove, ...]:
     return ()
 
 
+def _default_part(state: State, p: Player) -> ArcaneMove:
+    """The first open part: its free Shards, else its free Will (below the
+    cap), else skip it. No strategic choice is made for the player."""
+    assert state.cast is not None
+    part = state.cast.parts_done.index(False)
+    actions = {a for a, _amount in data.PARTS[state.cast.component][part]}
+    if data.SHARD in actions:
+        return CollectShards(part=part)
+    if data.WILL in actions and p.will < data.WILL_CAP:
+        return GainWill(part=part)
+    return SkipPart(part=part)
+
+
+def _default_placement(p: Player, moves: tuple[ArcaneMove, ...]) -> ArcaneMove:
+    """A placement that covers nothing when an empty space exists."""
+    for m in moves:
+        if isinstance(m, PlaceTile) and not p.slate[m.y * data.COLS + m.x].stack:
+            return m
+    return moves[0]
+
+
 def default_move(state: State, seat: Seat) -> ArcaneMove:
-    """Rest; skip or decline whatever is open; finish the cast; first placement."""
+    """Rest; take a part's free resources, else skip it; decline an optional
+    effect; finish the cast; place on an empty space if there is one."""
     phase = state.phase
+    p = state.players[seat]
     if phase == "turn_start":
         return Rest()
     if phase == "resolving" and state.effect is None and state.cast is not None:
-        return SkipPart(part=state.cast.parts_done.index(False))
+        return _default_part(state, p)
     if phase == "resolving" and state.effect is not None and state.effect.optional:
         return DeclineEffect()
     if phase == "choose_linked":
         return FinishCast()
-    return legal_moves(state, seat)[0]
+    moves = legal_moves(state, seat)
+    if phase == "place_tiles":
+        return _default_placement(p, moves)
+    return moves[0]
 
 
 # ======================================================================= turn
@@ -713,8 +742,19 @@ HANDLERS: dict[type, Callable[[Turn, Seat, ArcaneMove], None]] = {
 
 
 # ===================================================================== decide
+def _check_types(move: ArcaneMove) -> None:
+    """Field types exactly as declared: ``True`` or ``1.0`` equal ``1`` in
+    Python and would otherwise match a legal move (JSON input is already
+    checked by the decoder; this covers Python callers)."""
+    try:
+        msgspec.convert(asdict(move), type(move))
+    except msgspec.ValidationError as e:
+        raise MalformedMove(message=str(e)) from None
+
+
 def decide(state: State, seat: Seat, move: ArcaneMove, rng: Rng) -> list[ArcaneEvent]:
     PHASES.check(state.phase, move)
+    _check_types(move)
     if move not in legal_moves(state, seat):
         code, message = diagnose(state, seat, move)
         raise IllegalMove(code, message)

@@ -73,8 +73,16 @@ class LogLines:
         self.buffer.truncate()
         return [json.loads(line) for line in text.splitlines()]
 
-    def rpc(self) -> list[dict]:
-        return [line for line in self.take() if line["event"] == "rpc"]
+    async def rpc(self, count: int = 1) -> list[dict]:
+        """The ``rpc`` lines, once ``count`` of them are written (the server
+        logs after it has answered, so the client may see the answer first)."""
+        lines: list[dict] = []
+        for _ in range(100):
+            lines += [line for line in self.take() if line["event"] == "rpc"]
+            if len(lines) >= count:
+                break
+            await asyncio.sleep(0.01)
+        return lines
 
 
 @pytest.fixture
@@ -104,7 +112,7 @@ async def test_ok_call_logs_one_line_with_bound_fields(channel, logs):
     echo = channel.unary_unary(f"/{SERVICE}/Echo")
     logs.take()
     assert await echo(b"1hello") == b"1hello"
-    rpc = logs.rpc()
+    rpc = await logs.rpc()
     assert len(rpc) == 1
     assert rpc[0]["method"] == f"/{SERVICE}/Echo"
     assert rpc[0]["code"] == "OK"
@@ -112,7 +120,7 @@ async def test_ok_call_logs_one_line_with_bound_fields(channel, logs):
     assert rpc[0]["duration_ms"] >= 0
     # fields bound by one call do not leak into the next call's line
     assert await echo(b"x") == b"x"
-    (second,) = logs.rpc()
+    (second,) = await logs.rpc()
     assert "seat" not in second and second["game"] == "echo"
 
 
@@ -135,7 +143,7 @@ async def test_errors_become_rich_statuses(channel, logs, payload, code, reason)
     info = error_info(e.value)
     assert info is not None and info.domain == "tabletop" and info.reason == reason
     assert "secret internals" not in (e.value.details() or "")
-    rpc = logs.rpc()
+    rpc = await logs.rpc()
     assert [(line["code"], line["reason"]) for line in rpc] == [(code.name, reason)]
     # and the server still answers
     assert await echo(b"ok") == b"ok"
@@ -153,7 +161,7 @@ async def test_streaming_errors_and_log(channel, logs):
     assert got == [b"0", b"1", b"2"]
     assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert error_info(e.value).reason == "too_many"
-    codes = [line["code"] for line in logs.rpc()]
+    codes = [line["code"] for line in (await logs.rpc(2))]
     assert codes == ["OK", "FAILED_PRECONDITION"]
 
 

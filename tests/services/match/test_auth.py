@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import grpc
@@ -111,3 +112,24 @@ async def test_guest_login_gives_a_token_that_plays(service) -> None:
     p = Player(service.channel, reply.token, reply.player_id)
     match_id = await p.create("tic_tac_toe", [reply.player_id, "guest:b"])
     assert (await p.submit(match_id, MOVE)).version == 1
+
+
+async def test_list_matches_by_player_and_status(service) -> None:
+    a = service.player("guest:a")
+    first = await a.create("tic_tac_toe", ["guest:a", "guest:b"])
+    await asyncio.sleep(0.01)  # creation times order the list (millisecond resolution)
+    second = await a.create("tic_tac_toe", ["guest:c", "guest:a"])
+    for cell, p in ((0, a), (3, service.player("guest:b"))):
+        await p.submit(first, json.dumps({"type": "place_mark", "cell": cell}))
+
+    async def listed(player: str = "", status: int = 0) -> list[str]:
+        reply = await a.stub.ListMatches(
+            match_pb2.ListMatchesRequest(player=player, status=status), metadata=a.metadata
+        )
+        return [m.match_id for m in reply.matches]
+
+    assert await listed() == [second, first]  # newest first
+    assert await listed("guest:b") == [first]
+    assert await listed("guest:nobody") == []
+    assert await listed(status=match_pb2.MATCH_STATUS_FINISHED) == []
+    assert await listed(status=match_pb2.MATCH_STATUS_ACTIVE) == [second, first]

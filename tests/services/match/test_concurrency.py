@@ -159,3 +159,19 @@ async def test_creating_twice_with_one_key_returns_the_same_match(service, setti
         "tic_tac_toe", ["guest:a", "guest:b"], idempotency_key="ticket-9"
     )
     assert m3 != m1
+
+
+async def test_a_rejection_on_a_stale_projection_is_decided_again(start_service, settings) -> None:
+    one = await start_service()
+    two = await start_service()
+    match_id = await one.player("guest:a").create("tic_tac_toe", ["guest:a", "guest:b"])
+    await two.player("guest:b").get(match_id)  # two holds version 0: seat 0 to move
+    await one.player("guest:a").submit(match_id, mark(4))
+    # on two's stale state this is not seat 1's turn; on the stream's head it is
+    reply = await two.player("guest:b").submit(match_id, mark(0))
+    assert reply.version == 2
+    # a rejection on a current projection stays a rejection
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await two.player("guest:b").submit(match_id, mark(1))
+    assert error_info(e.value).reason == "not_your_turn"
+    assert len(await stream_commits(settings.nats_url, match_id)) == 3

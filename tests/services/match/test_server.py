@@ -51,7 +51,7 @@ async def test_stop_turns_health_not_serving(start_service) -> None:
     assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-async def test_the_process_serves_and_stops_gracefully_on_sigterm(settings) -> None:
+def spawn(settings) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": settings.nats_url,
@@ -67,24 +67,45 @@ async def test_the_process_serves_and_stops_gracefully_on_sigterm(settings) -> N
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    try:
-        line = ""
-        assert proc.stdout is not None
-        while "listening on" not in line:
-            line = proc.stdout.readline()
-            assert line, "the service exited before listening"
-        address = line.rsplit(" ", 1)[1].strip()
-        async with grpc.aio.insecure_channel(address) as channel:
-            token = Tokens(settings.auth).issue("guest:a")
-            stub = match_pb2_grpc.MatchServiceStub(channel)
-            reply = await stub.CreateMatch(
-                match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["guest:a", "guest:b"]),
-                metadata=bearer_metadata(token),
-            )
-            assert reply.match_id
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=15) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    assert proc.stdout is not None
+    line = ""
+    while "listening on" not in line:
+        line = proc.stdout.readline()
+        assert line, "the service exited before listening"
+    return proc, line.rsplit(" ", 1)[1].strip()
+
+
+async def test_the_process_restarted_mid_game_loses_nothing(settings) -> None:
+    tokens = Tokens(settings.auth)
+    meta = {p: bearer_metadata(tokens.issue(p)) for p in ("guest:a", "guest:b")}
+    moves = [("guest:a", 0), ("guest:b", 3), ("guest:a", 1), ("guest:b", 4), ("guest:a", 2)]
+    match_id = ""
+    for first, last in ((0, 2), (2, 5)):  # two moves, restart, the rest
+        proc, address = spawn(settings)
+        try:
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = match_pb2_grpc.MatchServiceStub(channel)
+                if not match_id:
+                    match_id = (
+                        await stub.CreateMatch(
+                            match_pb2.CreateMatchRequest(
+                                game="tic_tac_toe", players=["guest:a", "guest:b"]
+                            ),
+                            metadata=meta["guest:a"],
+                        )
+                    ).match_id
+                for player, cell in moves[first:last]:
+                    reply = await stub.SubmitMove(
+                        match_pb2.SubmitMoveRequest(
+                            match_id=match_id, move_json=f'{{"type": "place_mark", "cell": {cell}}}'
+                        ),
+                        metadata=meta[player],
+                    )
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=15) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert reply.version == 5 and reply.status == match_pb2.MATCH_STATUS_FINISHED
+    assert list(reply.outcome.ranks) == [1, 2]

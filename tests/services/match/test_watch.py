@@ -111,3 +111,18 @@ async def test_a_watch_survives_a_nats_server_restart(service, nats_server) -> N
     total = 2 + await play_out(service, GAME, match_id, players, seed=2)
     got = await asyncio.wait_for(watching, 30)
     assert [c.version for c in got] == list(range(total + 1))
+
+
+async def test_the_sequence_of_every_version_is_found(service) -> None:
+    players = [service.player(p) for p in IDS]
+    other = await players[0].create("secret_bids", IDS)  # interleaved subjects
+    match_id = await players[0].create("secret_bids", IDS)
+    for _ in range(3):
+        await play_out(service, GAME, match_id, players, seed=1, limit=1)
+        await play_out(service, GAME, other, players, seed=2, limit=1)
+    store = service.app.store
+    items = [x async for x in store.commits(match_id, 0)]
+    last = await store.last_seq(other)
+    for seq, commit in items:
+        assert await store.seq_of_version(match_id, commit.version, last) == seq
+    assert await store.seq_of_version(match_id, 99, last) is None

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Iterator
 
 import grpc
-import jwt
 import nats
 import pytest
 import redis.asyncio as redis
 
 from engine_core.registry import default_registry
+from services.common.auth import AuthSettings, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.servers import NatsServer, ValkeyServer
 from services.matchmaking.app import Matchmaking, TicketEvents
@@ -66,8 +65,11 @@ async def js(nats_url: str):
     await nc.drain()
 
 
+TOKENS = Tokens(AuthSettings(secret=SECRET))
+
+
 def token(sub: str, role: str = "player") -> str:
-    return jwt.encode({"sub": sub, "role": role, "exp": int(time.time()) + 3600}, SECRET, "HS256")
+    return TOKENS.issue(sub, role=role)
 
 
 def auth(sub: str, role: str = "player") -> tuple[tuple[str, str]]:
@@ -93,7 +95,7 @@ async def running_api(settings: MatchmakingSettings, client: redis.Redis) -> Asy
     server = GrpcServer(ServerConfig(host="127.0.0.1", port=0, grace_seconds=0))
     server.add_service(
         pb_grpc.add_MatchmakingServiceServicer_to_server,
-        MatchmakingServicer(app, TokenVerifier(settings.jwt_secret)),
+        MatchmakingServicer(app, TokenVerifier(TOKENS)),
         SERVICE_NAME,
     )
     await server.start()

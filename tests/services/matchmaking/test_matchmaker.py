@@ -121,7 +121,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     class Refusing:
         calls = 0
 
-        async def create_match(self, game, players, options_json):
+        async def create_match(self, game, players, options_json, *, key=""):
             Refusing.calls += 1
             raise RuntimeError("match service down")
 

@@ -219,7 +219,7 @@ def test_garbage_options(stub, options):
 
 # ------------------------------------------------------------ games, seats
 @FAST
-@given(name=st.text(max_size=30).filter(lambda n: n not in default_registry()))
+@given(name=st.text(min_size=1, max_size=30).filter(lambda n: n not in default_registry()))
 def test_unknown_games_are_not_found(stub, name):
     calls = [
         *_every_state_call(stub, name, START),

@@ -45,3 +45,45 @@ async def test_rejections_are_rules_errors_that_keep_status_and_reason(rules):
     with pytest.raises(RulesError) as e:
         await rules.legal_moves("chess", played.state, 0)
     assert (e.value.status, e.value.reason) == (grpc.StatusCode.NOT_FOUND, "unknown_game")
+
+
+async def test_fold_rebuilds_and_refuses_logs_that_do_not_apply(rules):
+    new = await rules.new_game("tic_tac_toe", 2, entropy=b"s")
+    one = await rules.apply_move("", new.state, 0, {"type": "place_mark", "cell": 4})
+    assert one.rules_version == "1" and one.visible(None) == one.events
+    state, status = await rules.fold("tic_tac_toe", None, [*new.events, *one.events])
+    assert state == one.state and status.awaiting == (1,)
+    state, _ = await rules.fold("", new.state, one.events)
+    assert state == one.state
+    cases = [
+        (None, ['{"type": "mark_placed"}'], "malformed_event"),
+        (None, one.events, "events_do_not_apply"),  # a move before the game started
+        (None, [], "nothing_to_fold"),
+    ]
+    for state, events, reason in cases:
+        with pytest.raises(RulesError) as e:
+            await rules.fold("tic_tac_toe", state, events)
+        assert (e.value.status, e.value.reason) == (grpc.StatusCode.INVALID_ARGUMENT, reason)
+
+
+async def test_full_state_only_once_the_game_is_over(rules):
+    played = await rules.new_game("tic_tac_toe", 2)
+    with pytest.raises(RulesError) as e:
+        await rules.view("", played.state, None, full=True)
+    assert (e.value.status, e.value.reason) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "game_not_over",
+    )
+    for seat, cell in [(0, 0), (1, 3), (0, 1), (1, 4), (0, 2)]:
+        played = await rules.apply_move(
+            "", played.state, seat, {"type": "place_mark", "cell": cell}
+        )
+    view, status = await rules.view("", played.state, None, full=True)
+    assert '"outcome":{"ranks":[1,2]' in view and status.over
+
+
+async def test_an_unknown_game_named_beside_a_state_is_not_found(rules):
+    played = await rules.new_game("tic_tac_toe", 2)
+    with pytest.raises(RulesError) as e:
+        await rules.legal_moves("no_such_game", played.state, 0)
+    assert e.value.reason == "unknown_game"

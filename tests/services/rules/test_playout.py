@@ -27,9 +27,12 @@ async def test_random_game_over_grpc_matches_in_process(rules_address, name, pla
     # legal move list, state and event comes from the service.
     bot_rng = Rng(derive(seed_bytes(SEED), "bots"))
     events: list[str] = []
+    redacted: list[list[str | None]] = [[] for _ in range(players + 1)]  # seats, spectator
     async with RulesClient(rules_address, timeout=10) as rules:
         played = await rules.new_game(name, players, entropy=setup_entropy(SEED))
         events.extend(played.events)
+        for row, got in zip(redacted, played.redacted, strict=True):
+            row.extend(got)
         k = 0
         while not played.status.over:
             assert k < game.max_moves(players)
@@ -41,10 +44,22 @@ async def test_random_game_over_grpc_matches_in_process(rules_address, name, pla
                 name, played.state, seat, move, entropy=move_entropy(SEED, k)
             )
             events.extend(played.events)
+            for row, got in zip(redacted, played.redacted, strict=True):
+                row.extend(got)
             k += 1
         final = await rules.outcome(name, played.state)
+        # the event log alone rebuilds the state, without deciding anything again
+        folded, folded_status = await rules.fold(name, None, events)
     assert k == len(expected.steps)
     assert played.status.outcome == expected.outcome
     assert final.outcome == expected.outcome
     assert decode_state(game, played.state) == expected.state
     assert [json.loads(e) for e in events] == [json.loads(to_json(e)) for e in expected.events]
+    assert decode_state(game, folded) == expected.state
+    assert folded_status.outcome == expected.outcome
+    for index, seat in enumerate([*range(players), None]):
+        want = []
+        for e in expected.events:
+            shown = game.redact(e, seat)
+            want.append(None if shown is None else json.loads(to_json(shown)))
+        assert [None if e is None else json.loads(e) for e in redacted[index]] == want

@@ -3,6 +3,7 @@ reflection, ListGames, views, the log line, SIGTERM and --workers."""
 
 import json
 import time
+import urllib.request
 
 import grpc
 import pytest
@@ -11,7 +12,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from engine_core.registry import default_registry
 from services.rules.process import RulesProcess
-from tabletop.rules.v1 import rules_pb2
+from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 RULES = "tabletop.rules.v1.RulesService"
 
@@ -79,14 +80,18 @@ def test_one_log_line_per_call_with_game_seat_move_outcome(stub, rules_process):
         ),
         timeout=5,
     )
-    time.sleep(0.2)
-    lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
-    applied = [
-        line
-        for line in lines
-        if line.get("event") == "rpc" and line["method"].endswith("/ApplyMove")
-        and line["code"] == "OK"
-    ]  # fmt: skip
+    applied: list[dict] = []
+    for _ in range(100):  # the server writes the line just after it answered
+        lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
+        applied = [
+            line
+            for line in lines
+            if line.get("event") == "rpc" and line["method"].endswith("/ApplyMove")
+            and line["code"] == "OK"
+        ]  # fmt: skip
+        if applied:
+            break
+        time.sleep(0.02)
     last = applied[-1]
     assert last["game"] == "tic_tac_toe" and last["seat"] == 0
     assert last["move"] == "place_mark" and last["outcome"] == "ongoing"
@@ -103,10 +108,33 @@ def _health_status(address: str) -> int:
         )
 
 
+def _metrics(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as reply:
+        return reply.read().decode()
+
+
+def _new_game_and_refusal(address: str) -> None:
+    with grpc.insecure_channel(address) as ch:
+        stub = rules_pb2_grpc.RulesServiceStub(ch)
+        stub.NewGame(rules_pb2.NewGameRequest(game="tic_tac_toe", players=2), timeout=5)
+        with pytest.raises(grpc.RpcError):
+            stub.NewGame(rules_pb2.NewGameRequest(game="tic_tac_toe", players=9), timeout=5)
+
+
 def test_sigterm_goes_not_serving_then_exits_cleanly():
-    env = {"TABLETOP_RULES_DRAIN_SECONDS": "1.5", "TABLETOP_RULES_GRACE_SECONDS": "1"}
+    env = {
+        "TABLETOP_RULES_DRAIN_SECONDS": "1.5",
+        "TABLETOP_RULES_GRACE_SECONDS": "1",
+        "TABLETOP_RULES_METRICS_PORT": "0",
+    }
     with RulesProcess(workers=1, env=env) as proc:
         assert _health_status(proc.address) == health_pb2.HealthCheckResponse.SERVING
+        _new_game_and_refusal(proc.address)
+        text = _metrics(proc.metrics_port)
+        ok = 'tabletop_rules_rpc_seconds_count{code="OK",game="tic_tac_toe",method="NewGame"} 1.0'
+        assert ok in text
+        refused = 'tabletop_rules_rejections_total{method="NewGame",reason="bad_player_count"} 1.0'
+        assert refused in text
         proc.proc.terminate()
         time.sleep(0.5)
         assert _health_status(proc.address) == health_pb2.HealthCheckResponse.NOT_SERVING
@@ -117,7 +145,7 @@ def test_sigterm_goes_not_serving_then_exits_cleanly():
 
 @pytest.mark.skipif(not hasattr(__import__("socket"), "SO_REUSEPORT"), reason="no SO_REUSEPORT")
 def test_workers_share_one_port():
-    with RulesProcess(workers=2) as proc:
+    with RulesProcess(workers=2, env={"TABLETOP_RULES_METRICS_PORT": "0"}) as proc:
         for _ in range(24):  # new connections: the kernel spreads them over the workers
             with grpc.insecure_channel(
                 proc.address, options=[("grpc.use_local_subchannel_pool", 1)]
@@ -135,4 +163,7 @@ def test_workers_share_one_port():
             if x.startswith("{") and '"rpc"' in x and "ListGames" in x
         }
         assert len(pids) == 2
+        # the parent serves the sum of both workers' metrics
+        text = _metrics(proc.metrics_port)
+        assert 'tabletop_rules_rpc_seconds_count{code="OK",game="",method="ListGames"} 24.0' in text
         assert proc.stop() == 0

@@ -1,0 +1,68 @@
+"""Settings of the bot worker, read from the environment once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from services.common.auth import AuthSettings
+
+_SHARED = {
+    "redis_url": "TABLETOP_REDIS_URL",
+    "match_addr": "TABLETOP_MATCH_ADDR",
+    "jwt_secret": "TABLETOP_JWT_SECRET",
+}
+
+
+def env_name(field: str) -> str:
+    return _SHARED.get(field, f"TABLETOP_BOTS_{field.upper()}")
+
+
+@dataclass(frozen=True, slots=True)
+class BotSettings:
+    """``from_env`` reads ``env_name(field)`` for each field
+    (``TABLETOP_BOTS_<FIELD>``, or the shared ``TABLETOP_REDIS_URL``,
+    ``TABLETOP_MATCH_ADDR``, ``TABLETOP_JWT_SECRET``)."""
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    match_addr: str = "127.0.0.1:50052"
+    jwt_secret: str = ""
+    grpc_host: str = "127.0.0.1"  # health checking only
+    grpc_port: int = 0
+    metrics_port: int = -1  # 0 = a free port; -1 = none
+    grace_s: float = 5.0
+    kind: str = "greedy"  # "greedy" or "random" (engine_core.bots.bot_for)
+    consumer: str = dataclasses.field(
+        default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}"
+    )
+    max_matches: int = 256  # matches played at once by this worker
+    claim_idle_s: float = 60.0  # a job not touched this long (worker gone) is taken over
+    move_delay_s: float = 0.0  # think time before each move
+    rpc_timeout_s: float = 10.0
+
+    def auth(self) -> AuthSettings:
+        """HS256 with ``jwt_secret`` (the development secret, with a warning, if empty)."""
+        if self.jwt_secret:
+            return AuthSettings(secret=self.jwt_secret)
+        return AuthSettings.from_env({})
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> BotSettings:
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            raw = env.get(env_name(f.name))
+            if raw is None:
+                continue
+            kind = f.type if isinstance(f.type, str) else f.type.__name__
+            try:
+                values[f.name] = (
+                    int(raw) if kind == "int" else float(raw) if kind == "float" else raw
+                )
+            except ValueError:
+                raise ValueError(f"{env_name(f.name)}={raw!r} is not a valid {kind}") from None
+        values.update(overrides)
+        return cls(**values)

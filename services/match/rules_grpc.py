@@ -1,0 +1,80 @@
+"""``RulesClient`` over the rules service (``services.rules.client``).
+
+One call per port method: ``setup`` -> NewGame, ``decide`` -> ApplyMove,
+``evolve`` -> Fold, ``view`` -> View. Every call has the client's deadline.
+A rules service that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED) is
+``RulesUnavailable``; its rejections (malformed move, illegal move, unknown
+game...) pass through with their status and reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import grpc
+
+from services.match.model import Decision
+from services.match.ports import RulesUnavailable
+from services.rules.client import Played, RulesClient, RulesError
+
+_DOWN = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
+
+
+def _decision(played: Played) -> Decision:
+    return Decision(
+        state=played.state,
+        events=played.events,
+        redacted=played.redacted,
+        awaiting=played.status.awaiting,
+        outcome=played.status.outcome,
+        rules_version=played.rules_version,
+    )
+
+
+class GrpcRules:
+    def __init__(self, target: str, *, timeout_s: float = 2.0) -> None:
+        self.client = RulesClient(target, timeout=timeout_s)
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def setup(self, game: str, players: int, options: str, entropy: bytes) -> Decision:
+        try:
+            played = await self.client.new_game(
+                game, players, options=options or None, entropy=entropy
+            )
+        except RulesError as e:
+            raise self._down(e) from None
+        return _decision(played)
+
+    async def decide(self, state: bytes, seat: int, move: str, entropy: bytes) -> Decision:
+        try:
+            played = await self.client.apply_move("", state, seat, move, entropy=entropy)
+        except RulesError as e:
+            raise self._down(e) from None
+        return _decision(played)
+
+    async def evolve(self, game: str, state: bytes | None, events: Sequence[str]) -> bytes:
+        try:
+            new, _status = await self.client.fold(game, state, events)
+        except RulesError as e:
+            raise self._down(e) from None
+        return new
+
+    async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
+        try:
+            view, _status = await self.client.view("", state, seat, full=full)
+        except RulesError as e:
+            if full and e.reason == "game_not_over":
+                # The rules service shows whole states only once a game is
+                # over; before the last version a full replay shows what a
+                # spectator sees (its events are still shown in full).
+                return await self.view(state, None)
+            raise self._down(e) from None
+        return view
+
+    @staticmethod
+    def _down(error: RulesError) -> Exception:
+        if error.status in _DOWN:
+            return RulesUnavailable(f"{error.status.name}: {error.message}")
+        return error

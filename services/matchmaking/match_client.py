@@ -1,0 +1,85 @@
+"""The ``MatchCreator`` adapter over ``MatchService.CreateMatch`` (gRPC).
+
+Calls carry a service token (claim ``role: "service"``). Every call has an
+idempotency key made by the matchmaker from its claim, and transient failures
+(UNAVAILABLE, DEADLINE_EXCEEDED) are retried with the same key, so a retry
+never makes a second match.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import grpc
+
+from services.common.auth import ROLE_SERVICE, Tokens
+from services.matchmaking.ports import CreatedMatch, MatchCreationFailed
+from services.matchmaking.settings import MatchmakingSettings
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+SERVICE_SUBJECT = "service:matchmaking"
+_RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+class ServiceToken:
+    """A service token (``role: "service"``), issued again before it expires."""
+
+    def __init__(self, tokens: Tokens, subject: str = SERVICE_SUBJECT, ttl_s: int = 3600) -> None:
+        self.tokens = tokens
+        self.subject = subject
+        self.ttl_s = ttl_s
+        self._token = ""
+        self._renew_at = 0.0
+
+    def __call__(self) -> str:
+        now = time.time()
+        if now >= self._renew_at:
+            self._token = self.tokens.issue(self.subject, role=ROLE_SERVICE, ttl_s=self.ttl_s)
+            self._renew_at = now + self.ttl_s / 2
+        return self._token
+
+
+class GrpcMatchCreator:
+    def __init__(
+        self,
+        target: str,
+        token: ServiceToken,
+        *,
+        timeout_s: float = 5.0,
+        attempts: int = 3,
+    ) -> None:
+        self.channel = grpc.aio.insecure_channel(target)
+        self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
+        self.token = token
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+
+    @classmethod
+    def from_settings(cls, s: MatchmakingSettings) -> GrpcMatchCreator:
+        return cls(s.match_addr, ServiceToken(Tokens(s.auth())))
+
+    async def create_match(
+        self, game: str, players: list[str], options_json: str, *, key: str = ""
+    ) -> CreatedMatch:
+        request = match_pb2.CreateMatchRequest(
+            game=game, players=players, options_json=options_json, idempotency_key=key
+        )
+        delay = 0.1
+        for attempt in range(1, self.attempts + 1):
+            try:
+                res = await self.stub.CreateMatch(
+                    request,
+                    metadata=(("authorization", f"Bearer {self.token()}"),),
+                    timeout=self.timeout_s,
+                )
+                return CreatedMatch(res.match_id, {p: s for s, p in enumerate(players)})
+            except grpc.aio.AioRpcError as e:
+                if e.code() not in _RETRY or attempt == self.attempts or not key:
+                    raise MatchCreationFailed(f"{e.code().name}: {e.details()}") from e
+            await asyncio.sleep(delay)
+            delay *= 2
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        await self.channel.close()

@@ -1,0 +1,100 @@
+"""The match service with the rules service over gRPC (a real rules server)."""
+
+from __future__ import annotations
+
+import json
+
+import grpc
+import pytest
+
+from engine_core.registry import default_registry
+from services.common.errors import error_info
+from services.match.rules_grpc import GrpcRules
+from services.rules.client import RulesClient
+from services.rules.server import build_server
+from services.rules.settings import RulesSettings
+from tabletop.match.v1 import match_pb2
+from tests.services.match.conftest import stream_commits
+from tests.services.match.helpers import (
+    commits_of,
+    play_out,
+    replay_in_process,
+    state_json,
+    states_by_version,
+)
+
+# The adapter needs the rules service's per-seat redactions and Fold (on the
+# rules branch, not merged yet when this was written); until then, skip.
+pytestmark = pytest.mark.skipif(
+    not hasattr(RulesClient, "fold"), reason="rules client without Fold/redactions"
+)
+
+
+@pytest.fixture
+async def rules_server():
+    server = build_server(RulesSettings(host="127.0.0.1", port=0, grace_seconds=0.1))
+    await server.start()
+    yield server
+    await server.stop(0.1)
+
+
+@pytest.fixture
+async def remote(start_service, rules_server):
+    address = f"127.0.0.1:{rules_server.port}"
+    return await start_service(rules=GrpcRules(address, timeout_s=1.0), rules_timeout_s=1.0)
+
+
+@pytest.mark.parametrize("game_id", ["tic_tac_toe", "dwarves_duel"])
+async def test_a_full_match_with_remote_rules(remote, game_id) -> None:
+    game = default_registry().get(game_id)
+    ids = [f"guest:p{s}" for s in range(game.min_players)]
+    players = [remote.player(p) for p in ids]
+    match_id = await players[0].create(
+        game_id, ids, match_options=match_pb2.MatchOptions(public_replay=True)
+    )
+    played = await play_out(remote, game, match_id, players, seed=5)
+    commits = await commits_of(remote, match_id)
+    final, events = replay_in_process(game, commits)
+    assert [c.events for c in commits] == events
+    info = await players[0].get(match_id)
+    assert info.version == played and list(info.outcome.ranks) == list(game.outcome(final).ranks)
+
+    # rebuilt through Fold after losing every cache
+    await remote.app.drain()
+    await remote.app.cache.client.flushall()
+    remote.app.forget()
+    again = await players[1].get(match_id)
+    assert again.version == played and again.view_json == state_json(game.view(final, 1))
+
+    # a full replay: the events in full, the whole state at the end
+    replay = [c async for c in remote.player("guest:x").replay(match_id, include_view=True)]
+    assert [list(c.events_json) for c in replay] == [list(c.events) for c in commits]
+    assert replay[-1].view_json == state_json(states_by_version(game, commits)[-1])
+
+
+async def test_remote_rejections_keep_their_status_and_reason(remote) -> None:
+    a = remote.player("guest:a")
+    match_id = await a.create("tic_tac_toe", ["guest:a", "guest:b"])
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 42}))
+    assert e.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error_info(e.value).reason == "no_such_cell"
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await a.submit(match_id, "{")
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await a.create("no_such_game", ["guest:a"])
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+async def test_rules_service_down_is_unavailable_and_appends_nothing(
+    remote, rules_server, settings
+) -> None:
+    a = remote.player("guest:a")
+    match_id = await a.create("tic_tac_toe", ["guest:a", "guest:b"])
+    await rules_server.stop(0)
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 4}))
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert error_info(e.value).reason == "rules_unavailable"
+    assert len(await stream_commits(settings.nats_url, match_id)) == 1

@@ -1,0 +1,224 @@
+"""The whole path with the real match service: tickets -> CreateMatch -> play
+(bots by the bot worker) -> MatchFinished on JetStream -> ratings."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import random
+from collections.abc import AsyncIterator
+
+import grpc
+import pytest
+
+from engine_core.bots import RandomBot
+from engine_core.registry import default_registry
+from services.bots.player import Identity, SeatPlayer
+from services.bots.settings import BotSettings
+from services.bots.worker import GROUP, JOBS, BotWorker
+from services.common.auth import AuthSettings
+from services.match.server import MatchServer
+from services.match.settings import MatchSettings
+from services.matchmaking.match_client import GrpcMatchCreator, ServiceToken
+from services.matchmaking.matchmaker import Matchmaker
+from services.matchmaking.server import MatchmakingProcess
+from services.matchmaking.store import MATCHED, NewTicket, TicketStore
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
+from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
+
+from .conftest import SECRET, TOKENS, auth, until
+from .test_ratings import DEFAULT_MU
+
+
+@pytest.fixture
+async def match_server(valkey_url: str, nats_url: str) -> AsyncIterator[MatchServer]:
+    settings = MatchSettings(
+        nats_url=nats_url,
+        redis_url=valkey_url[:-1] + "1",  # its cache in another database
+        grace_s=0.2,
+        players_may_create=False,
+        auth=AuthSettings(secret=SECRET),
+    )
+    server = await MatchServer(settings).start()
+    try:
+        yield server
+    finally:
+        await server.stop(0.2)
+
+
+@contextlib.asynccontextmanager
+async def mm_process(settings, match_server, nats_url) -> AsyncIterator[MatchmakingProcess]:
+    s = dataclasses.replace(
+        settings, match_addr=match_server.address, nats_url=nats_url, jwt_secret=SECRET
+    )
+    proc = await MatchmakingProcess(s).start()
+    try:
+        yield proc
+    finally:
+        await proc.stop()
+
+
+async def watch_until_done(stub, player: str, ticket: str) -> pb.TicketUpdate:
+    last = None
+    async for u in stub.WatchTicket(pb.WatchTicketRequest(ticket_id=ticket), metadata=auth(player)):
+        last = u
+    assert last is not None
+    return last
+
+
+async def play_as(match_stub, match_id: str, player: str, seat: int) -> int:
+    game = default_registry().get("tic_tac_toe")
+    p = SeatPlayer(match_stub, match_id, game, Identity(player, TOKENS), seat, RandomBot())
+    await p.play()
+    return p.moves
+
+
+async def test_a_bot_filled_match_is_played_to_the_end(
+    settings, match_server, nats_url, rclient, js
+) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.2)
+    bots = BotSettings(
+        redis_url=s.redis_url, match_addr=match_server.address, jwt_secret=SECRET, kind="greedy"
+    )
+    worker = await BotWorker(bots).start()
+    try:
+        async with (
+            mm_process(s, match_server, nats_url) as proc,
+            grpc.aio.insecure_channel(f"127.0.0.1:{proc.port}") as ch,
+            grpc.aio.insecure_channel(match_server.address) as mch,
+        ):
+            stub = pb_grpc.MatchmakingServiceStub(ch)
+            t = await stub.Enqueue(
+                pb.EnqueueRequest(game="tic_tac_toe", allow_bots=True), metadata=auth("alice")
+            )
+            done = await watch_until_done(stub, "alice", t.ticket_id)
+            assert done.state == pb.TICKET_STATE_MATCHED and done.matched.bots == 1
+            match_id, seat = done.matched.match_id, done.matched.seat
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            # alice plays her seat (random moves); the worker plays the bot's.
+            moves = await asyncio.wait_for(play_as(mstub, match_id, "alice", seat), 30)
+            state = await mstub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("alice")
+            )
+            assert state.status == match_pb2.MATCH_STATUS_FINISHED
+            bot_seats = [x for x in state.seats if x.bot]
+            assert len(bot_seats) == 1 and bot_seats[0].player.startswith("bot:")
+            assert state.version >= moves + 1
+
+            async def acked() -> bool:
+                pending = await rclient.xpending(JOBS, GROUP)
+                return worker.finished == 1 and pending["pending"] == 0
+
+            await until(acked)
+            # The fact reached the ratings consumer: one human, so nobody is rated.
+            await until(lambda: _seen(rclient, match_id))
+            r = await stub.GetRating(
+                pb.GetRatingRequest(player_id="alice", game="tic_tac_toe"), metadata=auth("alice")
+            )
+            assert r.matches == 0 and r.mu == pytest.approx(DEFAULT_MU)
+            assert not await rclient.exists(f"mm:r:tic_tac_toe:{bot_seats[0].player}")
+    finally:
+        await worker.stop()
+
+
+async def test_two_players_matched_play_and_their_ratings_move(
+    settings, match_server, nats_url, rclient, js
+) -> None:
+    async with (
+        mm_process(settings, match_server, nats_url) as proc,
+        grpc.aio.insecure_channel(f"127.0.0.1:{proc.port}") as ch,
+        grpc.aio.insecure_channel(match_server.address) as mch,
+    ):
+        stub = pb_grpc.MatchmakingServiceStub(ch)
+        tickets = {
+            p: (
+                await stub.Enqueue(pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth(p))
+            ).ticket_id
+            for p in ("ann", "ben")
+        }
+        done = {p: await watch_until_done(stub, p, t) for p, t in tickets.items()}
+        match_id = done["ann"].matched.match_id
+        assert done["ben"].matched.match_id == match_id
+        mstub = match_pb2_grpc.MatchServiceStub(mch)
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(play_as(mstub, match_id, p, done[p].matched.seat) for p in ("ann", "ben"))
+            ),
+            30,
+        )
+        final = await mstub.GetMatch(
+            match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("ann")
+        )
+        ranks = {x.player: final.outcome.ranks[x.seat] for x in final.seats}
+        await until(lambda: _seen(rclient, match_id))
+        ratings = {
+            p: await stub.GetRating(
+                pb.GetRatingRequest(player_id=p, game="tic_tac_toe"), metadata=auth(p)
+            )
+            for p in ("ann", "ben")
+        }
+        assert all(r.matches == 1 for r in ratings.values())
+        if ranks["ann"] == ranks["ben"]:  # a draw moves both towards each other: equal here
+            assert ratings["ann"].mu == pytest.approx(ratings["ben"].mu)
+        else:
+            winner = min(ranks, key=ranks.get)
+            loser = max(ranks, key=ranks.get)
+            assert ratings[winner].mu > DEFAULT_MU > ratings[loser].mu
+
+
+async def test_a_thousand_tickets_through_the_match_service(
+    settings, match_server, rclient
+) -> None:
+    s = dataclasses.replace(settings, ticket_ttl_s=4.0, window_growth=20.0, tick_s=0.05)
+    store = TicketStore(rclient, s)
+    rng = random.Random(5)
+    games = [(g.name, list(range(g.min_players, g.max_players + 1))) for g in default_registry()]
+    ids = []
+    for i in range(1000):
+        game, counts = rng.choice(games)
+        accepted = tuple(sorted(rng.sample(counts, rng.randint(1, len(counts)))))
+        size = 2 if rng.random() < 0.1 and max(accepted) >= 2 else 1
+        players = tuple(f"e{i}-{k}" for k in range(size))
+        ids.append(
+            await store.enqueue(NewTicket(game, players, accepted, "", False, rng.gauss(25, 6)))
+        )
+    creator = GrpcMatchCreator(match_server.address, ServiceToken(TOKENS))
+    makers = [Matchmaker(TicketStore(rclient, s), creator, s, name=n) for n in ("a", "b")]
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
+
+    async def all_final() -> bool:
+        return all(r.state in ("matched", "expired") for r in await store.get_many(ids))
+
+    try:
+        await until(all_final, timeout=90, every=0.25)
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        await creator.close()
+    recs = await store.get_many(ids)
+    by_match: dict[str, list] = {}
+    for r in recs:
+        if r.state == MATCHED:
+            by_match.setdefault(r.match_id, []).append(r)
+    assert sum(len(v) for v in by_match.values()) > 900
+    seated: set[str] = set()
+    async with grpc.aio.insecure_channel(match_server.address) as mch:
+        mstub = match_pb2_grpc.MatchServiceStub(mch)
+        service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+        for match_id, tickets in by_match.items():
+            m = await mstub.GetMatch(match_pb2.GetMatchRequest(match_id=match_id), metadata=service)
+            players = [x.player for x in sorted(m.seats, key=lambda x: x.seat)]
+            assert sorted(players) == sorted(p for t in tickets for p in t.players)
+            assert m.game == tickets[0].game and len(players) in tickets[0].player_counts
+            for t in tickets:
+                for p, seat in t.seats.items():
+                    assert players[seat] == p
+            assert not seated & set(players), "a player is in two matches"
+            seated |= set(players)
+
+
+async def _seen(rclient, match_id: str) -> bool:
+    return bool(await rclient.exists(f"mm:rated:{match_id}"))
