@@ -416,7 +416,7 @@ class MatchApp:
             start, skip = (found, after_version) if found is not None else (0, after_version)
         else:
             start, skip = 0, -1 if after_version is None else after_version
-        async for _seq, c in self.store.commits(match_id, start, follow=True):
+        async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
             if include_view:
                 state = await self._rules(self.rules.evolve(meta.game, state, c.events))
             if c.version <= skip:
@@ -446,7 +446,7 @@ class MatchApp:
         seat = None if full else self.viewer_seat(principal, p.meta)
         state: bytes | None = None
         previous_ms: int | None = None
-        async for _seq, c in self.store.commits(match_id, 0, upto_seq=p.seq):
+        async for _seq, c in self._store_iter(self.store.commits(match_id, 0, upto_seq=p.seq)):
             if include_view:
                 state = await self._rules(self.rules.evolve(p.meta.game, state, c.events))
             if c.version < from_version:

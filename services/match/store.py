@@ -195,6 +195,8 @@ class JetStreamStore:
                         )
                     except NotFoundError:
                         return
+                    except nats.errors.Error as e:  # timeout, no responders...
+                        raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
                     assert msg.seq is not None and msg.data is not None
                     if msg.seq > last:
                         return
@@ -215,13 +217,16 @@ class JetStreamStore:
             )
         else:
             config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL)
-        sub = await self.js.subscribe(
-            self.subject(match_id),
-            stream=self.config.name,
-            ordered_consumer=True,
-            config=config,
-            idle_heartbeat=1.0,
-        )
+        try:
+            sub = await self.js.subscribe(
+                self.subject(match_id),
+                stream=self.config.name,
+                ordered_consumer=True,
+                config=config,
+                idle_heartbeat=1.0,
+            )
+        except nats.errors.Error as e:  # e.g. a stream leader being elected
+            raise StoreUnavailable(f"JetStream did not make a consumer: {e!r}") from None
         try:
             while True:
                 timeout = None if last is None else self.timeout_s
