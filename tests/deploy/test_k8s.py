@@ -48,8 +48,8 @@ GRPC_SERVICES = {
     "match": "tabletop.match.v1.MatchService",
     "matchmaking": "tabletop.matchmaking.v1.MatchmakingService",
 }
-# The services that serve Prometheus metrics (the rules service has none yet).
-METRICS = ("match", "matchmaking", "bots")
+# The services that serve Prometheus metrics (all of them).
+METRICS = ("rules", "match", "matchmaking", "bots")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
@@ -522,9 +522,11 @@ def test_the_rules_service_is_internal(overlay: str) -> None:
 def test_public_apis_and_metrics_are_reachable(overlay: str) -> None:
     for name in ("match", "matchmaking"):
         assert {"internet", "bots"} <= _reachers(overlay, name, 50051)
-    for name in SERVICES:
-        if name in METRICS:
-            assert _reachers(overlay, name, 9090) == {"monitoring"}
+    assert set(METRICS) == set(SERVICES)
+    for name in METRICS:
+        assert _reachers(overlay, name, 9090) == {"monitoring"}
+        pod = pod_template(one(render(overlay), "Deployment", name))
+        assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9090"
 
 
 def test_the_policy_model_is_not_trivially_permissive() -> None:
