@@ -13,7 +13,7 @@ GEN    := tabletop
 .PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap k8s
 
 run: bootstrap proto
-	$(PY) -m services.cli.main demo
+	$(PY) -m services.cli.main up
 
 test: bootstrap proto
 	$(VENV)/bin/ruff check .

@@ -1,8 +1,9 @@
 """End-to-end ``SubmitMove`` through the match service.
 
 Starts its own nats-server (JetStream, file store) and valkey-server, runs the
-match service as its own process (``python -m services.match``, rules in
-process), and drives it over gRPC from this process:
+match service as its own process (``python -m services.match``; the rules in
+that process, or with ``--remote-rules`` the rules service as one more process),
+and drives it over gRPC from this process:
 
 * **sequential**: one match at a time, one move at a time; the latency of
   every ``SubmitMove`` as the client sees it (p50/p99);
@@ -12,7 +13,7 @@ process), and drives it over gRPC from this process:
 Tic-tac-toe is played with moves from seeded engine playouts (its moves do not
 depend on the entropy the service draws), so the client needs no state.
 
-``python -m bench.match_e2e [--quick]`` prints the figures as JSON; ``run()``
+``python -m bench.match_e2e [--quick] [--remote-rules]`` prints the figures as JSON; ``run()``
 returns them to ``python -m bench``.
 """
 
@@ -34,7 +35,7 @@ from bench.stats import summary_ms
 from engine_core.registry import default_registry
 from engine_core.testing import playout
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
-from services.common.servers import NatsServer, ValkeyServer
+from services.common.servers import NatsServer, ValkeyServer, free_port
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 GAME = "tic_tac_toe"
@@ -114,7 +115,29 @@ async def _concurrent(address: str, matches: int, seconds: float) -> dict[str, A
     }
 
 
-def _start_service(nats: NatsServer, valkey: ValkeyServer) -> tuple[subprocess.Popen[str], str]:
+def _start_rules(workers: int) -> tuple[subprocess.Popen[str], str]:
+    """The rules service as its own process(es) on a free port."""
+    port = free_port()
+    command = [sys.executable, "-m", "services.rules", "--host", "127.0.0.1"]
+    proc = subprocess.Popen(
+        [*command, "--port", str(port), "--workers", str(workers)],
+        env={**os.environ, "TABLETOP_LOG_LEVEL": "WARNING"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    while True:
+        line = proc.stderr.readline()
+        if not line:
+            raise RuntimeError("the rules service exited before listening")
+        if "listening on port" in line:
+            return proc, f"127.0.0.1:{port}"
+
+
+def _start_service(
+    nats: NatsServer, valkey: ValkeyServer, rules_addr: str = ""
+) -> tuple[subprocess.Popen[str], str]:
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": nats.url,
@@ -122,6 +145,7 @@ def _start_service(nats: NatsServer, valkey: ValkeyServer) -> tuple[subprocess.P
         "TABLETOP_JWT_SECRET": SECRET,
         "TABLETOP_MATCH_PORT": "0",
         "TABLETOP_LOG_LEVEL": "WARNING",
+        "TABLETOP_RULES_ADDR": rules_addr,
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.match"],
@@ -149,12 +173,21 @@ def _cpu_s(pid: int | None) -> float:
         return 0.0
 
 
-def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str, Any]:
+def run(
+    moves: int = 2000,
+    matches: int = 64,
+    seconds: float = 10.0,
+    *,
+    remote_rules: bool = False,
+    rules_workers: int = 1,
+) -> dict[str, Any]:
     """The figures; ``cpu_ms_per_move`` is the CPU the match service process
     (and nats-server) spent per move, which the shared machine's load does not
-    distort as much as wall-clock figures."""
+    distort as much as wall-clock figures. ``remote_rules``: the rules service
+    as its own process (as deployed) instead of the engine in process."""
     with NatsServer() as nats, ValkeyServer() as valkey:
-        proc, address = _start_service(nats, valkey)
+        rules = _start_rules(rules_workers) if remote_rules else None
+        proc, address = _start_service(nats, valkey, rules[1] if rules else "")
         try:
             c0, n0 = _cpu_s(proc.pid), _cpu_s(nats.pid)
             sequential = asyncio.run(_sequential(address, moves))
@@ -164,6 +197,9 @@ def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str
         finally:
             proc.terminate()
             proc.wait(15)
+            if rules is not None:
+                rules[0].terminate()
+                rules[0].wait(15)
     # warm-up and creations are included in the CPU figures (about 1 in 8 calls)
     sequential["service_cpu_ms_per_move"] = (c1 - c0) * 1000 / sequential["moves"]
     sequential["nats_cpu_ms_per_move"] = (n1 - n0) * 1000 / sequential["moves"]
@@ -171,6 +207,7 @@ def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str
     concurrent["nats_cpu_ms_per_move"] = (n2 - n1) * 1000 / max(1, concurrent["moves"])
     return {
         "game": GAME,
+        "rules": f"service ({rules_workers} process)" if remote_rules else "in process",
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "sequential": sequential,
@@ -181,8 +218,12 @@ def run(moves: int = 2000, matches: int = 64, seconds: float = 10.0) -> dict[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.match_e2e", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a short run (smoke test)")
+    parser.add_argument(
+        "--remote-rules", action="store_true", help="the rules service as its own process"
+    )
     args = parser.parse_args(argv)
-    figures = run(moves=200, seconds=2.0) if args.quick else run()
+    short = {"moves": 200, "seconds": 2.0} if args.quick else {}
+    figures = run(**short, remote_rules=args.remote_rules)
     print(json.dumps(figures, indent=2))
     return 0
 

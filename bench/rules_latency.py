@@ -9,12 +9,13 @@ replay them are timed, each carrying the state the previous call returned.
 ``engine_p50_ms`` is the same moves applied in-process (``decide`` + ``evolve``),
 so the rest of ``p50_ms`` is codecs, redaction and transport.
 
-    python -m bench.rules_latency [--samples N] [--game ID ...] [--no-echo]
+    python -m bench.rules_latency [--samples N] [--game ID ...] [--aio] [--no-echo] [--out F]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
@@ -27,6 +28,7 @@ from engine_core.decider import apply
 from engine_core.registry import default_registry
 from engine_core.testing import move_entropy, playout, setup_entropy
 from services.common.codecs import decode_state, to_json
+from services.rules.client import RulesClient
 from services.rules.process import RulesProcess
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
@@ -85,7 +87,33 @@ def measure(stub: Any, game_id: str, samples: int, warmup: int = 100) -> dict[st
     }
 
 
-def run(samples: int = 2000, games: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
+async def measure_client(address: str, game_id: str, samples: int) -> dict[str, Any]:
+    """The same replay through the async ``RulesClient`` (what the match service uses)."""
+    game = default_registry().get(game_id)
+    players = game.min_players
+    timed: list[int] = []
+    seed = 0
+    async with RulesClient(address, timeout=10) as rules:
+        while len(timed) < samples + 100:
+            seed += 1
+            played = playout(game, players, seed)
+            state = (await rules.new_game(game_id, players, entropy=setup_entropy(seed))).state
+            for step in played.steps:
+                t = time.perf_counter_ns()
+                reply = await rules.apply_move(
+                    game_id, state, step.seat, step.move, entropy=move_entropy(seed, step.index)
+                )
+                timed.append(time.perf_counter_ns() - t)
+                state = reply.state
+                if len(timed) >= samples + 100:
+                    break
+    return {"game": game_id, "players": players, "client": "aio", **summary_ms(timed[100:])}
+
+
+def run(
+    samples: int = 2000, games: tuple[str, ...] | None = None, *, aio: bool = False
+) -> list[dict[str, Any]]:
+    """Sync-stub figures per game; with ``aio`` also the async ``RulesClient``'s."""
     registry = default_registry()
     wanted = [g for g in (games or DEFAULT_GAMES) if g in registry]
     results = []
@@ -95,7 +123,10 @@ def run(samples: int = 2000, games: tuple[str, ...] | None = None) -> list[dict[
     ):
         stub = rules_pb2_grpc.RulesServiceStub(channel)
         for game_id in wanted:
-            results.append(measure(stub, game_id, samples))
+            results.append({"client": "sync", **measure(stub, game_id, samples)})
+        if aio:
+            for game_id in wanted:
+                results.append(asyncio.run(measure_client(proc.address, game_id, samples)))
     return results
 
 
@@ -107,8 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-echo", action="store_true", help="skip the gRPC echo baseline")
     parser.add_argument("--out", help="also write the figures as JSON to this file")
+    parser.add_argument("--aio", action="store_true", help="also time the async RulesClient")
     args = parser.parse_args(argv)
-    results = run(args.samples, tuple(args.game) if args.game else None)
+    results = run(args.samples, tuple(args.game) if args.game else None, aio=args.aio)
     out: dict[str, Any] = {"apply_move": results}
     if not args.no_echo:
         from bench import grpc_echo
@@ -118,10 +150,14 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             r["p50_over_echo_p50"] = r["p50_ms"] / echo["p50_ms"]
     for r in results:
+        extra = (
+            f", engine alone p50 {r['engine_p50_ms']:.3f} ms, state ~{r['mean_state_bytes']} B"
+            if "engine_p50_ms" in r
+            else ""
+        )
         print(
-            f"ApplyMove {r['game']} ({r['players']}p): n={r['n']} p50 {r['p50_ms']:.3f} ms, "
-            f"p99 {r['p99_ms']:.3f} ms, mean {r['mean_ms']:.3f} ms, "
-            f"engine alone p50 {r['engine_p50_ms']:.3f} ms, state ~{r['mean_state_bytes']} B"
+            f"ApplyMove {r['game']} ({r['players']}p, {r['client']} client): n={r['n']} "
+            f"p50 {r['p50_ms']:.3f} ms, p99 {r['p99_ms']:.3f} ms, mean {r['mean_ms']:.3f} ms{extra}"
         )
     if "grpc_echo" in out:
         e = out["grpc_echo"]

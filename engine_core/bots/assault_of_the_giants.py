@@ -107,14 +107,17 @@ class AssaultGreedy:
                     h, bl, a = D.DIE_FACES[sd.dice[i]][sd.faces[i] - 1]
                     bad += 1 if h + bl + a == 0 else -3
                 return bad
-            case M.ConvertArcane(into=into, count=c):
-                return c * (3 if into == "hits" else 2)
-            case M.CastSpell(spell=sp, count=c, dice=d):
+            case M.ConvertArcane(into=into, dice=d):
+                return len(d) * (3 if into == "hits" else 2)
+            case M.CastSpell(spell=sp, dice=d):
                 kind = D.SPELL_KIND[sp]
                 return (
-                    {"lightning_bolt": 4, "stoneskin": 3, "arcane_surge": c, "fortune": -len(d)}[
-                        kind
-                    ]
+                    {
+                        "lightning_bolt": 4,
+                        "stoneskin": 3,
+                        "arcane_surge": len(d),
+                        "fortune": -len(d),
+                    }[kind]
                     if kind != "mend"
                     else -1
                 )

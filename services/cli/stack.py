@@ -231,6 +231,8 @@ class Stack:
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
             }
         )
+        # On one machine people are scarce: offer bots after a short wait.
+        env.setdefault("TABLETOP_MATCHMAKING_BOT_FILL_AFTER_S", "2")
         return env
 
     def _specs(self) -> list[tuple[str, str, int | None]]:

@@ -15,7 +15,7 @@ import asyncio
 import os
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -88,6 +88,7 @@ class MatchView:
     projection: Projection
     your_seat: int | None
     view: str
+    legal_moves: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +122,7 @@ class MatchApp:
         self.config = config or AppConfig()
         self._hot: OrderedDict[str, Projection] = OrderedDict()
         self._background: set[asyncio.Task[Any]] = set()
+        self._writes: dict[str, asyncio.Task[Any]] = {}
 
     # ================================================================ create
     async def create(
@@ -191,7 +193,7 @@ class MatchApp:
             keys={},
         )
         self._remember(projection)
-        self._later(self.cache.put(projection))
+        self._cache_later(match_id, lambda: self.cache.put(projection))
         try:
             await self.index.record(meta, STATUS_ACTIVE)
         except Exception:  # the match exists; only ListMatches misses it
@@ -293,7 +295,7 @@ class MatchApp:
                 continue
             if duplicate:  # the same key was appended at ``seq`` meanwhile
                 metrics.IDEMPOTENT_REPLIES.inc()
-                stored = await self.store.commit_at(seq)
+                stored = await self._store(self.store.commit_at(seq))
                 p = await self._catch_up(p)
                 return await self._answer(p.meta, stored)
             return await self._applied(p, commit, seq, decision, digest)
@@ -314,7 +316,7 @@ class MatchApp:
             keys={**p.keys, digest: seq},
         )
         self._remember(new)
-        self._later(self._write_forward(new, {digest: seq}))
+        self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
         assert commit.seat is not None
@@ -386,7 +388,10 @@ class MatchApp:
         p = await self.load(match_id, fresh=True)
         seat = self.viewer_seat(principal, p.meta)
         view = await self._rules(self.rules.view(p.state, seat))
-        return MatchView(projection=p, your_seat=seat, view=view)
+        legal: tuple[str, ...] = ()
+        if seat is not None and p.outcome is None and seat in p.awaiting:
+            legal = await self._rules(self.rules.legal_moves(p.state, seat))
+        return MatchView(projection=p, your_seat=seat, view=view, legal_moves=legal)
 
     async def watch(
         self,
@@ -416,13 +421,17 @@ class MatchApp:
             start, skip = (found, after_version) if found is not None else (0, after_version)
         else:
             start, skip = 0, -1 if after_version is None else after_version
+        pending: list[str] = []  # events of skipped commits, folded in one call
         async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
             if include_view:
-                state = await self._rules(self.rules.evolve(meta.game, state, c.events))
+                pending.extend(c.events)
             if c.version <= skip:
                 continue
             view = ""
             if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(meta.game, state, pending))
+                    pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat))
             yield self._commit_view(c, seat, view, full=False)
@@ -446,9 +455,11 @@ class MatchApp:
         seat = None if full else self.viewer_seat(principal, p.meta)
         state: bytes | None = None
         previous_ms: int | None = None
-        async for _seq, c in self._store_iter(self.store.commits(match_id, 0, upto_seq=p.seq)):
+        pending: list[str] = []  # events of skipped commits, folded in one call
+        commits = self.store.commits(match_id, 0, upto_seq=p.seq)
+        async for _seq, c in self._store_iter(commits):
             if include_view:
-                state = await self._rules(self.rules.evolve(p.meta.game, state, c.events))
+                pending.extend(c.events)
             if c.version < from_version:
                 continue
             if to_version is not None and c.version > to_version:
@@ -459,6 +470,9 @@ class MatchApp:
             previous_ms = c.time_ms
             view = ""
             if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(p.meta.game, state, pending))
+                    pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat, full=full))
             yield self._commit_view(c, seat, view, full=full)
@@ -506,7 +520,7 @@ class MatchApp:
         if not items:
             raise MatchNotFound(f"no match {match_id}")
         p = await self._fold(match_id, None, items)
-        self._later(self.cache.put(p))
+        self._cache_later(match_id, lambda: self.cache.put(p))
         metrics.REBUILDS.inc()
         log.info("projection_rebuilt", match=match_id, version=p.version)
         return p
@@ -519,7 +533,7 @@ class MatchApp:
         metrics.CATCH_UPS.inc()
         new = await self._fold(p.meta.match_id, p, items)
         self._remember(new)
-        self._later(self.cache.put(new))
+        self._cache_later(new.meta.match_id, lambda: self.cache.put(new))
         return new
 
     async def _fold(
@@ -541,7 +555,10 @@ class MatchApp:
             events.extend(c.events)
             if c.key and c.kind == KIND_MOVE:
                 keys[c.key] = seq
-        new_state = await self._rules(self.rules.evolve(meta.game, state, events))
+        new_state = (
+            await self._rules(self.rules.evolve(meta.game, state, events)) if events else state
+        )
+        assert new_state is not None
         last_seq, last = items[-1]
         return Projection(
             meta=meta,
@@ -605,9 +622,24 @@ class MatchApp:
     ) -> tuple[int, bool]:
         return await self._store(self.store.append(match_id, commit, expected, msg_id))
 
-    def _later(self, coro: Awaitable[Any]) -> None:
-        """Run after the answer (cache writes); kept until done."""
-        task = asyncio.ensure_future(coro)
+    def _cache_later(self, match_id: str, write: Callable[[], Awaitable[Any]]) -> None:
+        """A cache write after the answer, in order per match: each waits for
+        the match's previous write, so increments land one after the other."""
+        previous = self._writes.get(match_id)
+
+        async def run() -> None:
+            if previous is not None:
+                await asyncio.wait([previous])
+            await write()
+
+        task = asyncio.ensure_future(run())
+        self._writes[match_id] = task
+
+        def done(t: asyncio.Task[Any]) -> None:
+            if self._writes.get(match_id) is t:
+                del self._writes[match_id]
+
+        task.add_done_callback(done)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

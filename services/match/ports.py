@@ -42,6 +42,10 @@ class RulesClient(Protocol):
         """``state`` (``None``: nothing yet) with ``events`` applied."""
         ...
 
+    async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
+        """Every move ``seat`` may make now, as JSON."""
+        ...
+
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         """The view of ``seat`` (``None``: a spectator) as JSON; with ``full``
         the whole state (for public replays of finished matches)."""
@@ -145,6 +149,10 @@ class InProcessRules:
         except (msgspec.DecodeError, msgspec.ValidationError) as e:
             raise MalformedMove("malformed_event", str(e)) from None
         return self._seal(g, fold(g, decoded, s))
+
+    async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
+        game, s = self._open(state)
+        return tuple(_json.encode(m).decode() for m in game.legal_moves(s, seat))
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         game, s = self._open(state)

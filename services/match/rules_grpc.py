@@ -61,6 +61,12 @@ class GrpcRules:
             raise self._down(e) from None
         return new
 
+    async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
+        try:
+            return (await self.client.legal_moves("", state, seat)).moves
+        except RulesError as e:
+            raise self._down(e) from None
+
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         try:
             view, _status = await self.client.view("", state, seat, full=full)

@@ -120,6 +120,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             outcome=outcome_pb(p.outcome),
             match_options=match_pb2.MatchOptions(public_replay=p.meta.match_options.public_replay),
             created_at=rfc3339(p.meta.created_ms),
+            legal_moves_json=list(mv.legal_moves),
         )
         if mv.your_seat is not None:
             reply.your_seat = mv.your_seat

@@ -152,12 +152,14 @@ def run_workers(settings: RulesSettings, workers: int) -> int:
             file=sys.stderr,
             flush=True,
         )
+    not_before = [0.0] * workers  # at most one restart per second per worker
     while not stopping:
         time.sleep(0.2)
         for i, p in enumerate(procs):
-            if p.exitcode is not None and not stopping:
+            if p.exitcode is not None and not stopping and time.monotonic() >= not_before[i]:
                 _log.error("worker_died", worker=i, exitcode=p.exitcode)
                 procs[i] = start(i)
+                not_before[i] = time.monotonic() + 1.0
     deadline = time.monotonic() + settings.drain_seconds + settings.grace_seconds + 5
     for p in procs:
         p.join(max(0.0, deadline - time.monotonic()))

@@ -305,7 +305,7 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             b = replace(b, damage=b.damage - a)
             if dead:
                 return replace(
-                    s, battle=b, unit_loc=_set(s.unit_loc, u, to),
+                    s, battle=replace(b, defeated=(*b.defeated, u)), unit_loc=_set(s.unit_loc, u, to),
                     unit_wounded=_set(s.unit_wounded, u, False),
                 )  # fmt: skip
             return replace(s, battle=b, unit_wounded=_set(s.unit_wounded, u, True))

@@ -39,6 +39,7 @@ from engine_core.games.assault_of_the_giants.moves import (
     PayToll,
     PlayCommand,
     RespondOffer,
+    ReturnCard,
     StartBattle,
 )
 from engine_core.games.assault_of_the_giants.state import State
@@ -56,8 +57,34 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
 _DEFAULTS = (
     EndMove(), EndAttack(), EndRecruit(), EndTrade(), LeaderPass(), EndPlunder(), EndHeal(),
     EndRest(), FinalizeRoll(), PassMend(), EndAdvance(), RespondOffer(accept=False),
-    PayToll(card="wound"), PlayCommand(command="rest"), StartBattle(), ConfirmTrade(),
+    PlayCommand(command="rest"), StartBattle(), ConfirmTrade(), ReturnCard(card="food"),
 )  # fmt: skip
+_TOLL_CARDS = ("food", "armament", *(f"rune_{r}" for r in D.RUNES))
+
+
+def _default_toll(state: State, moves: tuple[Any, ...]) -> Any:
+    """Pay a Food if possible; else wound a healthy giant; else any card (so a
+    wounded giant is not killed); else wound."""
+    for m in (PayToll(card="food"), PayToll(card="wound")):
+        if m in moves and (m.card == "food" or not state.unit_wounded[state.toll_unit]):
+            return m
+    for k in _TOLL_CARDS:
+        if PayToll(card=k) in moves:
+            return PayToll(card=k)
+    return PayToll(card="wound")
+
+
+def _default_casualty(state: State, moves: tuple[Any, ...]) -> Any:
+    """The unit whose loss costs least: a mere wound first, else the lowest OV."""
+    b = state.battle
+    assert b is not None
+
+    def cost(m: AssignCasualty) -> tuple[int, int]:
+        u = m.unit
+        dies = state.unit_wounded[u] or rules.unit_fort(state, u) <= b.damage
+        return (1, D.UNITS[u].ov) if dies else (0, D.UNITS[u].ov)
+
+    return min((m for m in moves if isinstance(m, AssignCasualty)), key=cost)
 
 
 class AssaultOfTheGiants(BaseGame):
@@ -137,12 +164,13 @@ class AssaultOfTheGiants(BaseGame):
 
     def default_move(self, state: State, seat: Seat) -> Any:
         moves = rules.legal_moves(state, seat)
+        if state.phase == "toll":
+            return _default_toll(state, moves)
         for m in _DEFAULTS:
             if m in moves:
                 return m
-        for m in moves:
-            if isinstance(m, AssignCasualty):
-                return m
+        if isinstance(moves[0], AssignCasualty):
+            return _default_casualty(state, moves)
         return moves[0]
 
     def max_moves(self, players: int) -> int:

@@ -53,13 +53,15 @@ class Reroll(Move):
 
 class ConvertArcane(Move):
     into: str  # "block" (Magic / NPC) or "hits" (Attack)
-    count: int
+    dice: tuple[int, ...]  # one pool position per converted arcane symbol, ascending
+    # (a die showing two arcane symbols may appear twice)
 
 
 class CastSpell(Move):
     spell: str
-    dice: tuple[int, ...] = ()  # Fortune: positions to re-roll
-    count: int = 0  # Arcane Surge: arcane symbols to turn into hits
+    # Fortune: the pool positions to re-roll; Arcane Surge: one pool position per
+    # arcane symbol to turn into a hit (as in ``ConvertArcane``)
+    dice: tuple[int, ...] = ()
 
 
 class PlayArmament(Move):

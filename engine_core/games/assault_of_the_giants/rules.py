@@ -462,6 +462,16 @@ def arcane_left(sd: Side) -> list[int]:
     return out
 
 
+def symbol_choices(sd: Side, k: int) -> list[tuple[int, ...]]:
+    """Every choice of 1..k unconverted arcane symbols, as ascending die positions
+    (a die with two unconverted symbols may be named twice)."""
+    arc = arcane_left(sd)
+    out: list[tuple[int, ...]] = []
+    for size in range(1, min(len(arc), k) + 1):
+        out.extend(dict.fromkeys(combinations(arc, size)))
+    return out
+
+
 def subsets(n: int, k: int) -> list[tuple[int, ...]]:
     out: list[tuple[int, ...]] = []
     for size in range(1, min(n, k) + 1):
@@ -471,13 +481,13 @@ def subsets(n: int, k: int) -> list[tuple[int, ...]]:
 
 def spell_options(s: State, seat: Seat, sd: Side) -> list[Any]:
     out: list[Any] = []
-    arc = len(arcane_left(sd))
+    surge = symbol_choices(sd, 2)
     for sp in s.spells[seat]:
         kind = D.SPELL_KIND[sp]
         if kind in ("lightning_bolt", "stoneskin"):
             out.append(CastSpell(spell=sp))
         elif kind == "arcane_surge":
-            out.extend(CastSpell(spell=sp, count=c) for c in range(1, min(2, arc) + 1))
+            out.extend(CastSpell(spell=sp, dice=d) for d in surge)
         elif kind == "fortune":
             out.extend(CastSpell(spell=sp, dice=d) for d in subsets(len(sd.dice), 2))
     if any(D.RESOURCE_KIND[c] == "armament" for c in s.resources[seat]):
@@ -500,7 +510,6 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         sd = b.att
         row = s.rows[b.attacker]
         out = []
-        arc = len(arcane_left(sd))
         # positional abilities first; once a spell or Armament is played they are over
         abilities = not any(u in SPELL_SOURCES for u in sd.used)
         p = row_pos(row, "leader") if abilities else 0
@@ -509,11 +518,11 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         p = row_pos(row, "magic") if abilities else 0
         if p and "magic" not in sd.used:
             out.extend(
-                ConvertArcane(into="block", count=c) for c in range(1, min(len(row) - p, arc) + 1)
+                ConvertArcane(into="block", dice=d) for d in symbol_choices(sd, len(row) - p)
             )
         p = row_pos(row, "attack") if abilities else 0
         if p and "attack" not in sd.used:
-            out.extend(ConvertArcane(into="hits", count=c) for c in range(1, min(p - 1, arc) + 1))
+            out.extend(ConvertArcane(into="hits", dice=d) for d in symbol_choices(sd, p - 1))
         out.extend(spell_options(s, b.attacker, sd))
         out.append(FinalizeRoll())
         return out
@@ -523,9 +532,8 @@ def opts_battle(s: State, seat: Seat) -> list[Any]:
         if b.defender < 0:
             if "npc_reroll" not in sd.used:
                 out.extend(Reroll(dice=d) for d in subsets(len(sd.dice), 2))
-            arc = len(arcane_left(sd))
             if "npc_convert" not in sd.used:
-                out.extend(ConvertArcane(into="block", count=c) for c in range(1, min(2, arc) + 1))
+                out.extend(ConvertArcane(into="block", dice=d) for d in symbol_choices(sd, 2))
         else:
             out.extend(spell_options(s, b.defender, sd))
         out.append(FinalizeRoll())
@@ -1099,20 +1107,17 @@ def do_convert(ctx: Ctx, seat: Seat, m: ConvertArcane) -> None:
     b = ctx.s.battle
     assert b is not None
     side = battle_side(b, seat)
-    sd = b.att if side == "attacker" else b.dfn
-    pos = tuple(arcane_left(sd)[: m.count])
     if side == "defender":
         source = "npc_convert"
     else:
         source = "magic" if m.into == "block" else "attack"
-    ctx.emit(ArcaneConverted(side=side, positions=pos, into=m.into, source=source))
+    ctx.emit(ArcaneConverted(side=side, positions=m.dice, into=m.into, source=source))
 
 
 def do_cast_spell(ctx: Ctx, seat: Seat, m: CastSpell) -> None:
     b = ctx.s.battle
     assert b is not None
     side = battle_side(b, seat)
-    sd = b.att if side == "attacker" else b.dfn
     kind = D.SPELL_KIND[m.spell]
     ctx.emit(SpellCast(seat=seat, card=m.spell))
     if kind == "lightning_bolt":
@@ -1120,8 +1125,7 @@ def do_cast_spell(ctx: Ctx, seat: Seat, m: CastSpell) -> None:
     elif kind == "stoneskin":
         ctx.emit(BonusAdded(side=side, hits=0, blocks=2, source=kind))
     elif kind == "arcane_surge":
-        pos = tuple(arcane_left(sd)[: m.count])
-        ctx.emit(ArcaneConverted(side=side, positions=pos, into="hit", source=kind))
+        ctx.emit(ArcaneConverted(side=side, positions=m.dice, into="hit", source=kind))
     elif kind == "fortune":
         faces = tuple(ctx.rng.between(1, 6) for _ in m.dice)
         ctx.emit(DiceRerolled(side=side, positions=m.dice, faces=faces, source=kind))
@@ -1205,8 +1209,6 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
     race = D.UNIT_RACE[u]
     to = D.BOX if race >= 0 and s.npc[race] else D.SUPPLY
     ctx.emit(CasualtyTaken(unit=u, absorbed=absorbed, defeated=defeated, to=to))
-    if defeated:
-        reward_defeat(ctx, b, u, side)
     b = ctx.s.battle
     assert b is not None
     if b.damage <= 0 or not casualty_candidates(ctx.s, b, side):
@@ -1214,6 +1216,15 @@ def do_casualty(ctx: Ctx, seat: Seat, m: AssignCasualty) -> None:
             begin_casualties(ctx, "attacker")
         else:
             begin_mend(ctx, "attacker")
+
+
+def pay_rewards(ctx: Ctx) -> None:
+    """Battle step 8: OP (or, for a defeated giantslayer, a Resource Card) for
+    every unit defeated in the battle, in the order they fell."""
+    b = ctx.s.battle
+    assert b is not None
+    for u in b.defeated:
+        reward_defeat(ctx, b, u, "defender" if u in b.defenders else "attacker")
 
 
 def reward_defeat(ctx: Ctx, b: Battle, u: int, side: str) -> None:
@@ -1259,6 +1270,8 @@ def do_pass_mend(ctx: Ctx, seat: Seat, m: PassMend) -> None:
 
 
 def begin_advance(ctx: Ctx) -> None:
+    """Steps 8 (rewards) and 9 (advance)."""
+    pay_rewards(ctx)
     s = ctx.s
     b = s.battle
     assert b is not None

@@ -42,6 +42,7 @@ class Battle(msgspec.Struct, frozen=True, kw_only=True):
     att: Side = Side()
     dfn: Side = Side()
     damage: int = 0  # damage still to assign in a casualty step
+    defeated: tuple[int, ...] = ()  # units defeated so far (rewarded at step 8)
 
 
 class Trade(msgspec.Struct, frozen=True, kw_only=True):

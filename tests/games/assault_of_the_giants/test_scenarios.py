@@ -418,6 +418,7 @@ def test_scenario_9_20_casualty_chain() -> None:
     s, _ = act(s, h, M.AssignCasualty(unit=U["hill_regular_7"]))
     assert s.unit_loc[U["hill_regular_7"]] == G["High Moor"]
     assert s.unit_wounded[U["hill_regular_7"]]
+    s, _ = act(s, h, M.PassMend())  # step 7 (hill's Mend window), then the rewards
     assert s.op[p] - op == 4
 
 
@@ -450,18 +451,13 @@ def test_scenario_9_22_positional_dice_modifiers() -> None:
     moves = legal(s, p)
     rerolls = [m for m in moves if isinstance(m, M.Reroll)]
     assert max(len(m.dice) for m in rerolls) == 3 and len(rerolls) == 7 + 21 + 35
-    assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "block"} == {
-        1,
-        2,
-    }
-    assert {m.count for m in moves if isinstance(m, M.ConvertArcane) and m.into == "hits"} == {
-        1,
-        2,
-        3,
-    }
-    s, _ = act(s, p, M.ConvertArcane(into="hits", count=3))
+    blocks = [m.dice for m in moves if isinstance(m, M.ConvertArcane) and m.into == "block"]
+    hits = [m.dice for m in moves if isinstance(m, M.ConvertArcane) and m.into == "hits"]
+    assert {len(d) for d in blocks} == {1, 2} and {len(d) for d in hits} == {1, 2, 3}
+    s, _ = act(s, p, M.ConvertArcane(into="hits", dice=(0, 0, 1)))
+    assert s.battle.att.to_hits == (2, 1, 0, 0, 0, 0, 0)
     assert not [m for m in legal(s, p) if isinstance(m, M.ConvertArcane) and m.into == "hits"]
-    s, _ = act(s, p, M.ConvertArcane(into="block", count=2))
+    s, _ = act(s, p, M.ConvertArcane(into="block", dice=(2, 3)))
     s, _ = act(s, p, M.Reroll(dice=(4, 5, 6)))
     assert not [m for m in legal(s, p) if isinstance(m, (M.Reroll, M.ConvertArcane))]
 
@@ -522,18 +518,22 @@ def test_scenario_9_25_npc_defence() -> None:
     assert rolled.dice == ("frost", "basic")
     moves = legal(s, controller)
     assert {len(m.dice) for m in moves if isinstance(m, M.Reroll)} == {1, 2}
-    assert all(m.into == "block" and m.count <= 2 for m in moves if isinstance(m, M.ConvertArcane))
+    assert all(
+        m.into == "block" and len(m.dice) <= 2 for m in moves if isinstance(m, M.ConvertArcane)
+    )
     assert not [m for m in moves if isinstance(m, (M.CastSpell, M.PlayArmament))]
     op = s.op
     s, _ = act(s, controller, M.FinalizeRoll())
     s, ev = act(s, controller, M.AssignCasualty(unit=elite))
     assert s.unit_loc[elite] == D.BOX
-    assert s.op[p] - op[p] == 5
     # hill giants the elite defeats give OP to nobody
     if s.battle is not None and s.battle.step == "attacker_casualties":
-        op2 = s.op
         s, _ = act(s, p, M.AssignCasualty(unit=U["hill_regular_1"]))
-        assert s.op == op2
+    if s.battle is not None and s.battle.step == "attacker_mend":
+        s, _ = act(s, p, M.PassMend())
+    assert s.battle is None  # step 8 paid the rewards
+    assert s.op[p] - op[p] == 5
+    assert [s.op[q] - op[q] for q in range(4) if q != p] == [0, 0, 0]
 
 
 # ------------------------------------------------------------------ leader
@@ -626,10 +626,11 @@ def test_scenario_9_30_giantslayer_rewards() -> None:
     op = s.op[p]
     s, _ = act(s, f, M.AssignCasualty(unit=U["frost_champion_2"]))
     s, _ = act(s, f, M.AssignCasualty(unit=U["frost_regular_5"]))
-    assert s.op[p] - op == 4 + 2
     n = len(s.resources[f])
     s, _ev = act(s, p, M.AssignCasualty(unit=U["giantslayer_1"]))  # 4 damage: defeated
     assert s.unit_loc[U["giantslayer_1"]] == D.SUPPLY
+    # step 8 (no Mend window: no wounded giant survived): the rewards
+    assert s.op[p] - op == 4 + 2
     assert len(s.resources[f]) == n + 1
 
 

@@ -77,7 +77,7 @@ class LogLines:
         """The ``rpc`` lines, once ``count`` of them are written (the server
         logs after it has answered, so the client may see the answer first)."""
         lines: list[dict] = []
-        for _ in range(100):
+        for _ in range(1000):  # up to 10 s on a loaded machine; usually at once
             lines += [line for line in self.take() if line["event"] == "rpc"]
             if len(lines) >= count:
                 break

@@ -175,3 +175,34 @@ async def test_a_rejection_on_a_stale_projection_is_decided_again(start_service,
         await two.player("guest:b").submit(match_id, mark(1))
     assert error_info(e.value).reason == "not_your_turn"
     assert len(await stream_commits(settings.nats_url, match_id)) == 3
+
+
+async def test_a_storm_of_concurrent_and_retried_submits_applies_each_key_once(
+    start_service, settings
+) -> None:
+    # Four players bid at once each round, every bid sent twice with the same
+    # key to two different instances at the same time.
+    services = [await start_service() for _ in range(3)]
+    ids = [f"guest:p{s}" for s in range(4)]
+    match_id = await services[0].player(ids[0]).create("secret_bids", ids)
+    replies: dict[str, list] = {}
+
+    async def send(service, player: str, key: str, amount: int) -> None:
+        reply = await service.player(player).submit(match_id, bid(amount), idempotency_key=key)
+        replies.setdefault(key, []).append(reply)
+
+    for rnd in range(3):
+        calls = []
+        for s, player in enumerate(ids):
+            key = f"{player}-round-{rnd}"
+            calls.append(send(services[s % 3], player, key, s + rnd))
+            calls.append(send(services[(s + 1) % 3], player, key, s + rnd))
+        await asyncio.gather(*calls)
+
+    commits = await stream_commits(settings.nats_url, match_id)
+    assert [c.version for c in commits] == list(range(13))
+    assert commits[-1].outcome is not None
+    assert len({c.key for c in commits[1:]}) == 12
+    for key, answers in replies.items():
+        assert len(answers) == 2 and answers[0] == answers[1], key
+    assert sorted(a[0].version for a in replies.values()) == list(range(1, 13))

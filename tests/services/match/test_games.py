@@ -24,11 +24,24 @@ GAMES = make_registry().names()
 
 @pytest.mark.parametrize("game_id", GAMES)
 async def test_a_full_match_ends_as_the_same_entropy_does_in_process(service, game_id) -> None:
+    await check_full_match(service, game_id, make_registry().get(game_id).min_players, seed=7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(1, 6))
+@pytest.mark.parametrize("game_id", GAMES)
+async def test_full_matches_at_every_player_count(service, game_id, seed) -> None:
     game = make_registry().get(game_id)
-    ids = [f"guest:p{s}" for s in range(game.min_players)]
+    players = game.min_players + seed % (game.max_players - game.min_players + 1)
+    await check_full_match(service, game_id, players, seed=seed)
+
+
+async def check_full_match(service, game_id: str, count: int, seed: int) -> None:
+    game = make_registry().get(game_id)
+    ids = [f"guest:p{s}" for s in range(count)]
     players = [service.player(p) for p in ids]
     match_id = await players[0].create(game_id, ids)
-    played = await play_out(service, game, match_id, players, seed=7)
+    played = await play_out(service, game, match_id, players, seed=seed)
 
     info = await players[0].get(match_id)
     assert info.status == match_pb2.MATCH_STATUS_FINISHED

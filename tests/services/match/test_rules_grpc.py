@@ -10,7 +10,6 @@ import pytest
 from engine_core.registry import default_registry
 from services.common.errors import error_info
 from services.match.rules_grpc import GrpcRules
-from services.rules.client import RulesClient
 from services.rules.server import build_server
 from services.rules.settings import RulesSettings
 from tabletop.match.v1 import match_pb2
@@ -21,12 +20,6 @@ from tests.services.match.helpers import (
     replay_in_process,
     state_json,
     states_by_version,
-)
-
-# The adapter needs the rules service's per-seat redactions and Fold (on the
-# rules branch, not merged yet when this was written); until then, skip.
-pytestmark = pytest.mark.skipif(
-    not hasattr(RulesClient, "fold"), reason="rules client without Fold/redactions"
 )
 
 
@@ -44,7 +37,13 @@ async def remote(start_service, rules_server):
     return await start_service(rules=GrpcRules(address, timeout_s=1.0), rules_timeout_s=1.0)
 
 
-@pytest.mark.parametrize("game_id", ["tic_tac_toe", "dwarves_duel"])
+FAST = ["tic_tac_toe", "dwarves_duel"]
+SLOW = [
+    pytest.param(g, marks=pytest.mark.slow) for g in default_registry().names() if g not in FAST
+]
+
+
+@pytest.mark.parametrize("game_id", [*FAST, *SLOW])
 async def test_a_full_match_with_remote_rules(remote, game_id) -> None:
     game = default_registry().get(game_id)
     ids = [f"guest:p{s}" for s in range(game.min_players)]

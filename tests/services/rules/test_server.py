@@ -2,6 +2,8 @@
 reflection, ListGames, views, the log line, SIGTERM and --workers."""
 
 import json
+import os
+import signal
 import time
 import urllib.request
 
@@ -166,4 +168,20 @@ def test_workers_share_one_port():
         # the parent serves the sum of both workers' metrics
         text = _metrics(proc.metrics_port)
         assert 'tabletop_rules_rpc_seconds_count{code="OK",game="",method="ListGames"} 24.0' in text
+        # a worker that dies is replaced, and the port keeps answering
+        victim = min(pids)
+        os.kill(victim, signal.SIGKILL)
+        for _ in range(200):
+            listening = [
+                json.loads(x)
+                for x in proc.log_lines()
+                if x.startswith("{") and '"listening"' in x and '"worker"' in x
+            ]
+            if len({line["pid"] for line in listening}) == 3:
+                break
+            time.sleep(0.05)
+        assert len({line["pid"] for line in listening}) == 3
+        assert any('"worker_died"' in x for x in proc.log_lines())
+        for _ in range(6):
+            assert _health_status(proc.address) == health_pb2.HealthCheckResponse.SERVING
         assert proc.stop() == 0
