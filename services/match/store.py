@@ -103,8 +103,12 @@ class JetStreamStore:
         return ack.seq, bool(ack.duplicate)
 
     async def last_seq(self, match_id: str) -> int:
+        """The stream sequence of the match's last commit, as the stream leader
+        knows it. Not a direct get: on a replicated stream any replica answers
+        those, and a lagging one would report an old head (a rejection would
+        then be "verified" against a stale projection)."""
         try:
-            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
+            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id))
         except NotFoundError:
             return 0
         except APIError:
@@ -186,15 +190,16 @@ class JetStreamStore:
                 seq = after_seq
                 while seq < last:
                     try:
-                        msg = await self.js.get_msg(
-                            self.config.name,
-                            seq=seq + 1,
-                            subject=self.subject(match_id),
-                            next=True,
-                            direct=True,
-                        )
+                        msg = await self._next_msg(match_id, seq, direct=True)
                     except NotFoundError:
-                        return
+                        # A direct get may be answered by a replica that has
+                        # not caught up yet: ask the leader before concluding.
+                        try:
+                            msg = await self._next_msg(match_id, seq, direct=False)
+                        except NotFoundError:
+                            return
+                        except nats.errors.Error as e:
+                            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
                     except nats.errors.Error as e:  # timeout, no responders...
                         raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
                     assert msg.seq is not None and msg.data is not None
@@ -207,6 +212,12 @@ class JetStreamStore:
             last = None
         async for item in self._consume(match_id, after_seq, last):
             yield item
+
+    async def _next_msg(self, match_id: str, seq: int, *, direct: bool) -> api.RawStreamMsg:
+        """The match's first message after stream sequence ``seq``."""
+        return await self.js.get_msg(
+            self.config.name, seq=seq + 1, subject=self.subject(match_id), next=True, direct=direct
+        )
 
     async def _consume(
         self, match_id: str, after_seq: int, last: int | None
