@@ -131,7 +131,14 @@ class JetStreamStore:
         return msg.seq, decode_commit(msg.data)
 
     async def commit_at(self, seq: int) -> Commit:
-        msg = await self.js.get_msg(self.config.name, seq=seq, direct=True)
+        """The commit at stream sequence ``seq`` (known to exist)."""
+        try:
+            try:
+                msg = await self.js.get_msg(self.config.name, seq=seq, direct=True)
+            except NotFoundError:  # a replica that has not caught up: ask the leader
+                msg = await self.js.get_msg(self.config.name, seq=seq)
+        except nats.errors.Error as e:
+            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.data is not None
         return decode_commit(msg.data)
 
