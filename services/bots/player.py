@@ -7,11 +7,13 @@ commit it decided on, idempotency key = bot and version, so a retried submit
 never plays twice and a stale one is simply refused (the next commit brings a
 fresh view).
 
-A bot sees exactly what its seat sees. The engine bots decide on a state, so
-the bot rebuilds it from its view: for games whose view is the state itself
-(no hidden information) that is exact. For games with hidden information the
-bot would need a determinisation (a state consistent with its view), which the
-engine does not offer yet: such games raise ``UnsupportedGame``.
+The engine bots decide on a state. For games whose view is the state itself
+(no hidden information) the bot rebuilds it from its own view and plays the
+game's bot (greedy by default). For games with hidden information a seat's view
+is not enough to decide on, and the engine has no determinisation yet, so the
+bot asks ``GetMatch`` for its legal moves (which the match service lists for
+the awaited caller) and plays one of them at random: it sees only what its seat
+may see, like any client.
 """
 
 from __future__ import annotations
@@ -20,8 +22,6 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import Callable
-from typing import Any
 
 import grpc
 import msgspec
@@ -39,10 +39,6 @@ log = get_logger("bots")
 FINISHED = match_pb2.MATCH_STATUS_FINISHED
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 _STALE = (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION)
-
-
-class UnsupportedGame(Exception):
-    """The bot cannot rebuild a state of this game from its view."""
 
 
 class Identity:
@@ -63,12 +59,9 @@ class Identity:
         return bearer_metadata(self._token)
 
 
-def state_from_view(game: Game) -> Callable[[str], Any]:
-    """How to rebuild the state a bot decides on from its view JSON."""
-    if game.View is game.State:
-        decoder = msgspec.json.Decoder(game.State)
-        return decoder.decode
-    raise UnsupportedGame(f"{game.name} hides information: its view is not its state")
+def has_public_state(game: Game) -> bool:
+    """Whether a seat's view is the whole state (no hidden information)."""
+    return game.View is game.State
 
 
 class SeatPlayer:
@@ -92,7 +85,7 @@ class SeatPlayer:
         self.bot = bot
         self.timeout_s = timeout_s
         self.move_delay_s = move_delay_s
-        self.to_state = state_from_view(game)
+        self._view = msgspec.json.Decoder(game.State) if has_public_state(game) else None
         self.moves = 0
 
     async def play(self) -> None:
@@ -121,19 +114,30 @@ class SeatPlayer:
                 backoff = min(2.0, backoff * 2)
 
     async def _on_commit(self, commit: match_pb2.MatchCommit) -> None:
-        if not commit.view_json:
-            return
-        state = self.to_state(commit.view_json)
-        if self.seat not in self.game.awaiting(state):
-            return
-        move = self.bot.choose(self.game, state, self.seat, Rng(os.urandom(16)))
+        rng = Rng(os.urandom(16))
+        if self._view is not None:
+            if not commit.view_json:
+                return
+            version, state = commit.version, self._view.decode(commit.view_json)
+            if self.seat not in self.game.awaiting(state):
+                return
+            move_json = msgspec.json.encode(self.bot.choose(self.game, state, self.seat, rng))
+        else:
+            now = await self.stub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=self.match_id),
+                metadata=self.identity.metadata(),
+                timeout=self.timeout_s,
+            )
+            if now.version != commit.version or not now.legal_moves_json:
+                return  # not our turn, or a newer commit is on its way: it decides
+            version, move_json = now.version, rng.choice(list(now.legal_moves_json)).encode()
         if self.move_delay_s:
             await asyncio.sleep(self.move_delay_s)
         request = match_pb2.SubmitMoveRequest(
             match_id=self.match_id,
-            move_json=msgspec.json.encode(move).decode(),
-            expected_version=commit.version,
-            idempotency_key=f"{self.identity.player_id}:{commit.version}",
+            move_json=move_json.decode(),
+            expected_version=version,
+            idempotency_key=f"{self.identity.player_id}:{version}",
             seat=self.seat,
         )
         for attempt in range(5):
@@ -166,6 +170,7 @@ async def play_match(
     if not all(is_bot(b) for b in bots):
         raise ValueError(f"not bot ids: {sorted(b for b in bots if not is_bot(b))}")
     game = default_registry().get(game_name)
+    public = has_public_state(game)
     players = [
         SeatPlayer(
             stub,
@@ -173,7 +178,7 @@ async def play_match(
             game,
             Identity(bot_id, tokens),
             seat,
-            bot_for(kind, game),
+            bot_for(kind if public else "random", game),
             timeout_s=timeout_s,
             move_delay_s=move_delay_s,
         )

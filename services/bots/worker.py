@@ -20,7 +20,7 @@ import redis.asyncio as redis
 from prometheus_client import Counter
 from redis.exceptions import ResponseError
 
-from services.bots.player import UnsupportedGame, play_match
+from services.bots.player import play_match
 from services.bots.settings import BotSettings
 from services.common.auth import Tokens
 from services.common.grpcserver import balanced_channel_options
@@ -127,11 +127,6 @@ class BotWorker:
             MATCHES_PLAYED.labels("finished").inc()
             BOT_MOVES.inc(moves)
             log.info("bot_match_finished", match=match_id, game=game, moves=moves)
-            await self.redis.xack(JOBS, GROUP, entry_id)
-        except UnsupportedGame as e:
-            self.failed += 1
-            MATCHES_PLAYED.labels("unsupported").inc()
-            log.error("bot_match_unsupported", match=match_id, game=game, error=str(e))
             await self.redis.xack(JOBS, GROUP, entry_id)
         except asyncio.CancelledError:
             raise  # stopping: the entry stays pending for whoever runs next

@@ -53,6 +53,51 @@ def rpc_reason(e: grpc.aio.AioRpcError) -> str:
 
 
 # ---------------------------------------------------------------- rendering
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def view_lines(value: Any, indent: int = 0, width: int = 96) -> list[str]:
+    """A view as short lines: scalars and short lists inline, records and
+    lists of records one per line, nested records indented."""
+    pad = "  " * indent
+    out: list[str] = []
+    if isinstance(value, dict):
+        for key, v in value.items():
+            text = _compact(v)
+            if len(pad) + len(key) + len(text) + 2 <= width or not isinstance(v, dict | list):
+                out.append(f"{pad}{key}: {text}")
+            elif isinstance(v, list):
+                out.append(f"{pad}{key}:")
+                for i, item in enumerate(v):
+                    item_text = _compact(item)
+                    if len(pad) + len(item_text) + 8 <= width or not isinstance(item, dict):
+                        out.append(f"{pad}  [{i}] {item_text}")
+                    else:
+                        out.append(f"{pad}  [{i}]")
+                        out.extend(view_lines(item, indent + 2, width))
+            else:
+                out.append(f"{pad}{key}:")
+                out.extend(view_lines(v, indent + 1, width))
+    else:
+        out.append(pad + _compact(value))
+    return out
+
+
+def _tic_tac_toe(view: dict[str, Any]) -> list[str]:
+    marks = {-1: ".", 0: "X", 1: "O"}
+    b = [marks.get(c, "?") for c in view.get("board", [])]
+    rows = [
+        " ".join(b[r * 3 : r * 3 + 3]) + f"    {r * 3} {r * 3 + 1} {r * 3 + 2}" for r in range(3)
+    ]
+    if view.get("outcome") is None:
+        rows.append(f"to move: seat {view.get('to_move')}")
+    return rows
+
+
+RENDERERS = {"tic_tac_toe": _tic_tac_toe}
+
+
 def render_view(game: Any, view_json: str, seat: int | None) -> None:
     try:
         view = json.loads(view_json) if view_json else {}
@@ -60,9 +105,9 @@ def render_view(game: Any, view_json: str, seat: int | None) -> None:
         view = view_json
     who = "spectator" if seat is None else f"seat {seat}"
     console.rule(f"[bold]{game.title}[/] as {who}")
-    console.print_json(data=view, indent=1) if isinstance(view, dict | list) else console.print(
-        view
-    )
+    render = RENDERERS.get(game.name, view_lines)
+    for line in render(view) if isinstance(view, dict) else [str(view)]:
+        console.print(line, markup=False)
 
 
 def decode_moves(game: Any, moves_json: list[str]) -> list[Any]:

@@ -405,6 +405,18 @@ class MatchApp:
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()
+        metrics.WATCHERS_CONNECTED.inc()
+        try:
+            async for view in self._watch(p, seat, after_version, include_view):
+                yield view
+        finally:
+            metrics.WATCHERS_CONNECTED.dec()
+
+    async def _watch(
+        self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
+    ) -> AsyncIterator[CommitView]:
+        meta = p.meta
+        match_id = meta.match_id
         if after_version is not None and after_version > p.version:
             raise BadRequest(
                 f"the match is at version {p.version}; nothing is known after {after_version}",
@@ -506,7 +518,12 @@ class MatchApp:
             p = await self.cache.get(match_id)
             if p is None:
                 p = await self._rebuild(match_id)
+                metrics.PROJECTION_LOOKUPS.labels("stream").inc()
+            else:
+                metrics.PROJECTION_LOOKUPS.labels("redis").inc()
             self._remember(p)
+        else:
+            metrics.PROJECTION_LOOKUPS.labels("memory").inc()
         if fresh:
             last = await self._store(self.store.last_seq(match_id))
             if last > p.seq:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 SUBMIT_SECONDS = Histogram(
     "tabletop_match_submit_seconds",
@@ -29,3 +29,11 @@ CATCH_UPS = Counter(
 MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
 MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
 WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")
+WATCHERS_CONNECTED = Gauge(
+    "tabletop_match_watchers_connected", "WatchMatch streams open now in this process"
+)
+PROJECTION_LOOKUPS = Counter(
+    "tabletop_match_projection_lookups_total",
+    "Projections loaded, by where they were found (memory, redis, stream)",
+    ["source"],
+)

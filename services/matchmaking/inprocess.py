@@ -1,8 +1,10 @@
-"""An in-process ``MatchCreator`` over the engine, for unit tests of pairing.
+"""An in-process ``MatchCreator`` over the engine, for tests of pairing and
+the pairing figure of ``bench/matchmaking.py``.
 
 It really sets each match up with ``engine_core`` (so a bad game, player count
-or options fails as it would in the match service) and keeps the matches in a
-dict. The service itself always talks to ``MatchService`` (``match_client``).
+or options fails as it would in the match service), keeps the matches in a
+dict and honours idempotency keys. The service itself always talks to
+``MatchService`` (``match_client``).
 """
 
 from __future__ import annotations

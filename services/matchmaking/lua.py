@@ -200,21 +200,31 @@ return done
 """
 )
 
-# ARGV: claim token, ids json. Puts claimed tickets back in their queues.
-RELEASE = """
+# ARGV: claim token, ids json, max failures, result ttl ms. Puts claimed
+# tickets back in their queues, or ends them (expired, "match_refused") once
+# match creation failed for them ``max failures`` times (0: do not count).
+RELEASE = (
+    _FINISH
+    + """
 local done = 0
 for _, id in ipairs(cjson.decode(ARGV[2])) do
   local key = 'mm:t:' .. id
-  if redis.call('HGET', key, 'state') == 'claimed' and redis.call('HGET', key, 'claim') == ARGV[1] then
-    redis.call('HSET', key, 'state', 'searching')
-    redis.call('HDEL', key, 'claim')
-    local member = redis.call('HGET', key, 'member')
-    local rating = redis.call('HGET', key, 'rating')
-    for _, q in ipairs(cjson.decode(redis.call('HGET', key, 'queues'))) do
-      redis.call('ZADD', q, rating, member)
+  local f = redis.call('HMGET', key, 'state', 'claim')
+  if f[1] == 'claimed' and f[2] == ARGV[1] then
+    if tonumber(ARGV[3]) > 0 and redis.call('HINCRBY', key, 'failures', 1) >= tonumber(ARGV[3]) then
+      finish(key, id, 'expired', 'match_refused', ARGV[4], false)
+    else
+      redis.call('HSET', key, 'state', 'searching')
+      redis.call('HDEL', key, 'claim')
+      local g = redis.call('HMGET', key, 'member', 'rating', 'queues')
+      for _, q in ipairs(cjson.decode(g[3])) do
+        redis.call('ZADD', q, g[2], g[1])
+      end
     end
     done = done + 1
   end
 end
+publish_ended()
 return done
 """
+)

@@ -78,7 +78,9 @@ class GrpcMatchCreator:
                 return CreatedMatch(res.match_id, {p: s for s, p in enumerate(players)})
             except grpc.aio.AioRpcError as e:
                 if e.code() not in _RETRY or attempt == self.attempts or not key:
-                    raise MatchCreationFailed(f"{e.code().name}: {e.details()}") from e
+                    raise MatchCreationFailed(
+                        f"{e.code().name}: {e.details()}", transient=e.code() in _RETRY
+                    ) from e
             await asyncio.sleep(delay)
             delay *= 2
         raise AssertionError("unreachable")

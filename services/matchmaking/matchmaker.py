@@ -19,7 +19,7 @@ import structlog
 
 from services.matchmaking import metrics
 from services.matchmaking.pairing import Candidate, Group, form_groups
-from services.matchmaking.ports import MatchCreator
+from services.matchmaking.ports import MatchCreationFailed, MatchCreator
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import (
     ClaimedTicket,
@@ -32,6 +32,8 @@ from services.matchmaking.store import (
 log = structlog.get_logger("matchmaking.matchmaker")
 
 BOT_PREFIX = "bot:"
+_REFUSED = object()  # CreateMatch said no: counts against the tickets
+_UNREACHABLE = object()  # the match service is down: the tickets wait
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,7 @@ class RoundStats:
     matches: int = 0
     failed: int = 0
     swept: int = 0
+    unreachable: bool = False  # the match service could not be reached
 
 
 class Matchmaker:
@@ -84,24 +87,38 @@ class Matchmaker:
         claimed: list[tuple[str, Group]] = []
         info: dict[str, ClaimedTicket] = {}
         seen = groups_n = 0
-        # Larger matches first: a ticket accepting 2 or 4 players fills a 4 before a 2.
-        for key in sorted(keys, key=lambda k: -parse_queue_key(k)[2]):
+        cands: dict[str, list[Candidate]] = {}
+        members: dict[str, dict[str, str]] = {}
+        for key in keys:
             entries = queues[key]
+            metrics.QUEUE_TICKETS.labels(key).set(len(entries))
             if not entries:
                 continue
             seen += len(entries)
-            _, _, n = parse_queue_key(key)
-            by_id = {e.ticket_id: e for e in entries}
-            cands = [
+            members[key] = {e.ticket_id: e.member for e in entries}
+            cands[key] = [
                 Candidate(e.ticket_id, e.size, e.rating, (at - e.created_ms) / 1000.0, e.allow_bots)
                 for e in entries
             ]
-            groups = form_groups(cands, n, s.window, s.bot_fill_after_s, skip=taken)
+        by_size = sorted(cands, key=lambda k: parse_queue_key(k)[2])
+        # People first, larger matches first (a ticket accepting 2 or 4 players
+        # fills a 4 before a 2); then bot-filled groups, smaller matches first
+        # (fewest bots).
+        for key, full in [(k, True) for k in reversed(by_size)] + [(k, False) for k in by_size]:
+            _, _, n = parse_queue_key(key)
+            groups = form_groups(
+                cands[key],
+                n,
+                s.window,
+                None if full else s.bot_fill_after_s,
+                skip=taken,
+                full=full,
+            )
             if not groups:
                 continue
             groups_n += len(groups)
             res = await self.store.claim(
-                key, [[by_id[t.ticket_id].member for t in g.tickets] for g in groups], token, at
+                key, [[members[key][t.ticket_id] for t in g.tickets] for g in groups], token, at
             )
             info.update(res.tickets)
             for g, won in zip(groups, res.won, strict=True):
@@ -114,21 +131,37 @@ class Matchmaker:
             *(self._create(token, k, g, [info[t.ticket_id] for t in g.tickets]) for k, g in claimed)
         )
         made = [r for r in results if isinstance(r, MatchResult)]
-        failed = [
+        refused = [
             t.ticket_id
             for (_, g), r in zip(claimed, results, strict=True)
-            if r is None
+            if r is _REFUSED
+            for t in g.tickets
+        ]
+        unreachable = [
+            t.ticket_id
+            for (_, g), r in zip(claimed, results, strict=True)
+            if r is _UNREACHABLE
             for t in g.tickets
         ]
         if made:
             await self.store.finalize(token, made)
-        if failed:
-            await self.store.release(token, failed)
-        return RoundStats(seen, groups_n, len(claimed), len(made), len(claimed) - len(made), swept)
+        if refused:
+            await self.store.release(token, refused)
+        if unreachable:
+            await self.store.release(token, unreachable, count=False)
+        return RoundStats(
+            seen,
+            groups_n,
+            len(claimed),
+            len(made),
+            len(claimed) - len(made),
+            swept,
+            unreachable=bool(unreachable),
+        )
 
     async def _create(
         self, token: str, queue: str, group: Group, tickets: list[ClaimedTicket]
-    ) -> MatchResult | None:
+    ) -> MatchResult | object:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
         owner: dict[str, str] = {}
@@ -146,13 +179,19 @@ class Matchmaker:
                 created = await self.creator.create_match(
                     game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}"
                 )
-            except Exception as e:  # the match service said no or is down: release
-                log.warning("create_match_failed", game=game, players=n, error=str(e))
-                return None
+            except MatchCreationFailed as e:
+                log.warning(
+                    "create_match_failed", game=game, players=n, error=str(e), transient=e.transient
+                )
+                return _UNREACHABLE if e.transient else _REFUSED
+            except Exception as e:  # unknown: counted, so it cannot loop forever
+                log.warning("create_match_failed", game=game, players=n, error=repr(e))
+                return _REFUSED
         seats: dict[str, dict[str, int]] = {rec.ticket_id: {} for rec in tickets}
         for p in players:
             seats[owner[p]][p] = created.seats[p]
         metrics.MATCHES_MADE.labels(game, str(n)).inc()
+        metrics.TICKETS_MATCHED.labels(game).inc(len(group.tickets))
         if bots:
             metrics.BOT_SEATS.labels(game).inc(len(bots))
         return MatchResult(
@@ -165,13 +204,23 @@ class Matchmaker:
         )
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Rounds until ``stop`` is set; errors are logged and the loop goes on."""
+        """Rounds until ``stop`` is set; errors are logged and the loop goes on.
+        While the match service (or Redis) is unreachable, rounds back off
+        exponentially up to ``max_backoff_s``."""
+        pause = self.settings.tick_s
         while not stop.is_set():
+            trouble = False
             try:
                 stats = await self.run_once()
+                trouble = stats.unreachable
                 if stats.matches or stats.swept:
                     log.info("round", **dataclasses.asdict(stats))
             except Exception:
+                trouble = True
                 log.exception("round_failed")
+            if trouble:
+                pause = min(self.settings.max_backoff_s, max(0.1, pause * 2))
+            else:
+                pause = self.settings.tick_s
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self.settings.tick_s)
+                await asyncio.wait_for(stop.wait(), pause)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 TICKETS_ENQUEUED = Counter("matchmaking_tickets_enqueued_total", "Tickets queued", ["game"])
 MATCHES_MADE = Counter(
     "matchmaking_matches_total", "Matches created from tickets", ["game", "players"]
+)
+TICKETS_MATCHED = Counter("matchmaking_tickets_matched_total", "Tickets that got a match", ["game"])
+QUEUE_TICKETS = Gauge(
+    "matchmaking_queue_tickets",
+    "Tickets waiting in a queue (game, player count, options)",
+    ["queue"],
 )
 BOT_SEATS = Counter("matchmaking_bot_seats_total", "Seats given to bots", ["game"])
 CREATE_FAILURES = Counter(

@@ -51,6 +51,8 @@ def form_groups(
     window: Callable[[float], float],
     bot_fill_after_s: float | None = None,
     skip: set[str] | frozenset[str] = frozenset(),
+    *,
+    full: bool = True,
 ) -> list[Group]:
     """Groups of ``players`` seats out of ``candidates`` (any order).
 
@@ -58,6 +60,7 @@ def form_groups(
     ``bot_fill_after_s`` set, the tickets left over that allow bots and waited
     that long are grouped among themselves (same window rule) and padded with
     bots. Tickets in ``skip`` are ignored (already grouped in another queue).
+    ``full=False`` skips the full groups (only the bot-filled ones are formed).
     """
     cands = sorted(
         (c for c in candidates if c.ticket_id not in skip and 0 < c.size <= players),
@@ -90,7 +93,8 @@ def form_groups(
                     used[m] = True
                 groups.append(Group(tuple(cands[m] for m in members), players - total))
 
-    sweep(lambda _i: True, lambda total: total == players)
+    if full:
+        sweep(lambda _i: True, lambda total: total == players)
     if bot_fill_after_s is not None:
         sweep(
             lambda i: cands[i].allow_bots and cands[i].waited_s >= bot_fill_after_s,

@@ -13,7 +13,13 @@ class CreatedMatch:
 
 
 class MatchCreationFailed(Exception):
-    """The match service refused or could not be reached; the tickets go back."""
+    """The match service refused (``transient=False``: counts against the
+    tickets) or could not be reached (``transient=True``: the tickets go back
+    as they were and the matchmaker backs off)."""
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 class MatchCreator(Protocol):

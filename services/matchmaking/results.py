@@ -25,8 +25,11 @@ log = structlog.get_logger("matchmaking.results")
 RESULTS_SUBJECTS = ["results.*"]  # as the match service creates it
 
 
-async def ensure_results_stream(js: JetStreamContext, name: str = "RESULTS") -> None:
-    """Create the stream if nobody has yet (the match service may do the same)."""
+async def ensure_results_stream(
+    js: JetStreamContext, name: str = "RESULTS", replicas: int = 1
+) -> None:
+    """Create the stream if nobody has yet (the match service does the same,
+    with the same subjects; an existing stream is left as it is)."""
     try:
         await js.stream_info(name)
     except NotFoundError:
@@ -35,6 +38,7 @@ async def ensure_results_stream(js: JetStreamContext, name: str = "RESULTS") -> 
                 name=name,
                 subjects=RESULTS_SUBJECTS,
                 storage=api.StorageType.FILE,
+                num_replicas=replicas,
                 duplicate_window=120.0,
             )
 
@@ -48,17 +52,19 @@ class ResultsConsumer:
         stream: str = "RESULTS",
         durable: str = "matchmaking-ratings",
         batch: int = 64,
+        replicas: int = 1,
     ) -> None:
         self.js = js
         self.ratings = ratings
         self.stream = stream
         self.durable = durable
         self.batch = batch
+        self.replicas = replicas
         self.rated = 0
         self.duplicates = 0
 
     async def run(self, stop: asyncio.Event) -> None:
-        await ensure_results_stream(self.js, self.stream)
+        await ensure_results_stream(self.js, self.stream, self.replicas)
         sub = await self.js.pull_subscribe(
             "results.*",
             durable=self.durable,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 from typing import Any
 
 import nats
@@ -31,10 +32,16 @@ class MatchmakingProcess:
     def __init__(self, settings: MatchmakingSettings, creator: MatchCreator | None = None) -> None:
         self.settings = settings
         self.creator = creator
-        self.redis = redis.from_url(settings.redis_url)
+        # Timeouts so a dead Redis answers UNAVAILABLE instead of hanging calls
+        # (generous: one pairing round's script may take a second on 10k tickets).
+        self.redis = redis.from_url(
+            settings.redis_url, socket_timeout=10.0, socket_connect_timeout=2.0
+        )
         self.store = TicketStore(self.redis, settings)
         self.ratings = Ratings(self.redis, settings.rated_marker_ttl_s)
-        self.events = TicketEvents(self.redis)
+        # The subscription idles between messages: its own connection, no read timeout.
+        self._events_redis = redis.from_url(settings.redis_url, socket_connect_timeout=2.0)
+        self.events = TicketEvents(self._events_redis)
         self.server: GrpcServer | None = None
         self.matchmaker: Matchmaker | None = None
         self.consumer: ResultsConsumer | None = None
@@ -80,6 +87,7 @@ class MatchmakingProcess:
                 self.ratings,
                 stream=s.results_stream,
                 durable=s.ratings_durable,
+                replicas=s.results_replicas,
             )
             self._tasks.append(asyncio.create_task(self.consumer.run(self._stop)))
         if s.metrics_port >= 0:
@@ -113,10 +121,15 @@ class MatchmakingProcess:
             if asyncio.iscoroutine(res):
                 await res
         await self.redis.aclose()
+        await self._events_redis.aclose()
 
     async def wait(self) -> None:
         """Until SIGTERM/SIGINT (graceful) when serving the API."""
         if self.server is not None:
             await self.server.wait_for_shutdown()
-        else:
-            await self._stop.wait()
+            return
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._stop.set)
+        await self._stop.wait()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import contextlib
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from services.common.auth import Tokens
+from services.common.errors import Unavailable
 from services.common.logging import bind
 from services.matchmaking.app import Caller, Matchmaking, TicketUpdate
 from services.matchmaking.ratings import PlayerRating
@@ -63,6 +68,15 @@ def ticket_update(u: TicketUpdate) -> pb.TicketUpdate:
     return msg
 
 
+@contextlib.contextmanager
+def _redis_answers() -> Iterator[None]:
+    """Redis unreachable or too slow -> UNAVAILABLE (the client may retry)."""
+    try:
+        yield
+    except (RedisConnectionError, RedisTimeoutError) as e:
+        raise Unavailable("redis_unavailable", f"ticket store unavailable: {e}") from None
+
+
 class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     """Errors are raised as ``services.common.errors`` exceptions; the server's
     ``ErrorInterceptor`` turns them into statuses."""
@@ -78,14 +92,16 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
 
     async def Enqueue(self, request: pb.EnqueueRequest, context) -> pb.EnqueueResponse:
         bind(game=request.game)
-        tid = await self.app.enqueue(
-            self._caller(context),
-            request.game,
-            list(request.player_counts),
-            request.options_json,
-            list(request.party),
-            request.allow_bots,
-        )
+        caller = self._caller(context)
+        with _redis_answers():
+            tid = await self.app.enqueue(
+                caller,
+                request.game,
+                list(request.player_counts),
+                request.options_json,
+                list(request.party),
+                request.allow_bots,
+            )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)
 
@@ -93,27 +109,33 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         self, request: pb.CancelTicketRequest, context
     ) -> pb.CancelTicketResponse:
         bind(ticket=request.ticket_id)
-        state = await self.app.cancel(self._caller(context), request.ticket_id)
+        caller = self._caller(context)
+        with _redis_answers():
+            state = await self.app.cancel(caller, request.ticket_id)
         return pb.CancelTicketResponse(state=_STATES[state])
 
     async def WatchTicket(
         self, request: pb.WatchTicketRequest, context
     ) -> AsyncIterator[pb.TicketUpdate]:
         bind(ticket=request.ticket_id)
-        async for update in self.app.watch(self._caller(context), request.ticket_id):
-            if update.match_id:
-                bind(match=update.match_id, seat=update.seat)
-            yield ticket_update(update)
+        caller = self._caller(context)
+        with _redis_answers():
+            async for update in self.app.watch(caller, request.ticket_id):
+                if update.match_id:
+                    bind(match=update.match_id, seat=update.seat)
+                yield ticket_update(update)
 
     async def GetRating(self, request: pb.GetRatingRequest, context) -> pb.Rating:
         self._caller(context)
         bind(game=request.game)
-        return _rating(await self.app.rating(request.game, request.player_id))
+        with _redis_answers():
+            return _rating(await self.app.rating(request.game, request.player_id))
 
     async def Leaderboard(self, request: pb.LeaderboardRequest, context) -> pb.LeaderboardResponse:
         self._caller(context)
         bind(game=request.game)
-        rows = await self.app.leaderboard(request.game, request.limit)
+        with _redis_answers():
+            rows = await self.app.leaderboard(request.game, request.limit)
         return pb.LeaderboardResponse(
             entries=[pb.LeaderboardEntry(rank=i + 1, rating=_rating(r)) for i, r in enumerate(rows)]
         )

@@ -55,10 +55,13 @@ class MatchmakingSettings:
     bot_fill_after_s: float = 20.0  # tickets allowing bots get bot-filled after this
     create_concurrency: int = 64  # CreateMatch calls in flight per matchmaker
     claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
+    max_create_failures: int = 5  # a ticket whose matches are refused this often ends
+    max_backoff_s: float = 5.0  # pause between rounds while the match service is down
 
     # Ratings.
     ratings_durable: str = "matchmaking-ratings"
     results_stream: str = "RESULTS"
+    results_replicas: int = 1  # if this service creates the stream first
     rated_marker_ttl_s: float = 30 * 86400.0
 
     # Roles of one process (all on by default).

@@ -322,10 +322,23 @@ class TicketStore:
             )
         )
 
-    async def release(self, token: str, ticket_ids: Sequence[str]) -> int:
+    async def release(self, token: str, ticket_ids: Sequence[str], *, count: bool = True) -> int:
+        """Put claimed tickets back; ``count`` a failure against each (ending
+        those that reached ``max_create_failures``)."""
         if not ticket_ids:
             return 0
-        return int(await self._release(keys=[], args=[token, json.dumps(list(ticket_ids))]))
+        s = self.settings
+        return int(
+            await self._release(
+                keys=[],
+                args=[
+                    token,
+                    json.dumps(list(ticket_ids)),
+                    s.max_create_failures if count else 0,
+                    int(s.result_ttl_s * 1000),
+                ],
+            )
+        )
 
 
 def _s(v: Any) -> str:

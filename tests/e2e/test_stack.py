@@ -64,6 +64,14 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
         replay = cli(stack, "replay", played[0])
         assert replay.returncode == 0, replay.stderr
         assert "finished" in replay.stdout
+        # Every service's metrics endpoint answers and counted what was played.
+        rules_port, match_port, mm_port, bots_port = settings.metrics_ports
+        moves = metric(match_port, "tabletop_match_submit_seconds_count")
+        assert moves >= 5 * len(played), moves
+        assert metric(rules_port, "tabletop_rules_rpc_seconds_count") >= moves
+        assert metric(mm_port, "matchmaking_tickets_matched_total") >= len(played)
+        assert metric(bots_port, "bots_moves_total") > 0
+        assert metric(match_port, "tabletop_match_finished_total") == len(played)
     finally:
         stack.stop()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import grpc
@@ -124,3 +125,32 @@ async def until(cond, timeout: float = 10.0, every: float = 0.02):
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(every)
+
+
+async def run_until_settled(store, ids, makers, *, settle_s: float = 2.0, timeout: float = 90.0):
+    """Run matchmakers until nothing more gets matched (the number of tickets
+    still searching or being matched, ``ZCARD mm:exp``, has not moved for
+    ``settle_s``), stop them (a round in flight completes), then expire what is
+    left with a sweep dated past every ticket's expiry: each ticket has ended,
+    however fast the machine is."""
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last, since = -1, loop.time()
+    try:
+        while True:
+            await asyncio.sleep(0.1)
+            open_tickets = await store.redis.zcard("mm:exp")
+            if open_tickets == 0:
+                break
+            if open_tickets != last:
+                last, since = open_tickets, loop.time()
+            elif loop.time() - since >= settle_s:
+                break
+            if loop.time() > deadline:
+                raise AssertionError("matchmaking did not settle")
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+    await store.sweep(at_ms=int(time.time() * 1000) + 10**9)

@@ -221,3 +221,26 @@ async def test_bots_fill_a_lonely_ticket_after_the_wait(api, settings) -> None:
     assert sorted(players)[0].startswith("bot:") and "carol" in players
     jobs = await a2.app.store.redis.xrange("mm:bots")
     assert [j[1][b"match_id"].decode() for j in jobs] == [m.match_id]
+
+
+async def test_parties_are_seated_together_in_bigger_matches(api, settings) -> None:
+    df = {"game": "dice_forge", "player_counts": [4]}
+    async with matchmaker(api, settings) as creator:
+        tickets = {
+            "lead": await enqueue(api, "lead", party=["mate"], **df),
+            "s1": await enqueue(api, "s1", **df),
+            "x": await enqueue(api, "x", party=["y", "z"], **df),
+            "s2": await enqueue(api, "s2", **df),
+            "s3": await enqueue(api, "s3", **df),
+        }
+        final = {p: (await watch_all(api, p, t))[-1] for p, t in tickets.items()}
+    assert all(u.state == pb.TICKET_STATE_MATCHED for u in final.values())
+    matches = {u.matched.match_id for u in final.values()}
+    assert len(matches) == 2
+    for match_id in matches:
+        _, players, _ = creator.matches[match_id]
+        assert len(players) == 4
+    _, with_pair, _ = creator.matches[final["lead"].matched.match_id]
+    _, with_trio, _ = creator.matches[final["x"].matched.match_id]
+    assert {"lead", "mate"} <= set(with_pair) and {"x", "y", "z"} <= set(with_trio)
+    assert dict(final["x"].matched.seats).keys() == {"x", "y", "z"}

@@ -18,6 +18,7 @@ from services.bots.player import Identity, SeatPlayer
 from services.bots.settings import BotSettings
 from services.bots.worker import GROUP, JOBS, BotWorker
 from services.common.auth import AuthSettings
+from services.common.servers import free_port
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
 from services.matchmaking.match_client import GrpcMatchCreator, ServiceToken
@@ -28,7 +29,7 @@ from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
-from .conftest import SECRET, TOKENS, auth, until
+from .conftest import SECRET, TOKENS, auth, run_until_settled, until
 from .test_ratings import DEFAULT_MU
 
 
@@ -80,7 +81,10 @@ async def test_a_bot_filled_match_is_played_to_the_end(
 ) -> None:
     s = dataclasses.replace(settings, bot_fill_after_s=0.2)
     bots = BotSettings(
-        redis_url=s.redis_url, match_addr=match_server.address, jwt_secret=SECRET, kind="greedy"
+        redis_url=s.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        kind="greedy",
     )
     worker = await BotWorker(bots).start()
     try:
@@ -121,6 +125,51 @@ async def test_a_bot_filled_match_is_played_to_the_end(
             assert not await rclient.exists(f"mm:r:tic_tac_toe:{bot_seats[0].player}")
     finally:
         await worker.stop()
+
+
+async def test_the_worker_plays_a_game_with_hidden_information(
+    settings, match_server, nats_url, rclient
+) -> None:
+    bots = BotSettings(
+        redis_url=settings.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+    )
+    worker = await BotWorker(bots).start()
+    try:
+        async with grpc.aio.insecure_channel(match_server.address) as mch:
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+            players = ["bot:random-1", "bot:random-2"]
+            created = await mstub.CreateMatch(
+                match_pb2.CreateMatchRequest(game="arcane_academy", players=players),
+                metadata=service,
+            )
+            # As the matchmaker hands a bot-filled match over.
+            await rclient.xadd(
+                JOBS,
+                {
+                    "match_id": created.match_id,
+                    "game": "arcane_academy",
+                    "bots": '{"bot:random-1": 0, "bot:random-2": 1}',
+                },
+            )
+
+            async def finished() -> bool:
+                m = await mstub.GetMatch(
+                    match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+                )
+                return m.status == match_pb2.MATCH_STATUS_FINISHED
+
+            await until(finished, timeout=60, every=0.2)
+            await until(lambda: _worker_done(worker))
+            assert worker.failed == 0
+    finally:
+        await worker.stop()
+
+
+async def _worker_done(worker: BotWorker) -> bool:
+    return worker.finished == 1
 
 
 async def test_two_players_matched_play_and_their_ratings_move(
@@ -171,7 +220,7 @@ async def test_two_players_matched_play_and_their_ratings_move(
 async def test_a_thousand_tickets_through_the_match_service(
     settings, match_server, rclient
 ) -> None:
-    s = dataclasses.replace(settings, ticket_ttl_s=4.0, window_growth=20.0, tick_s=0.05)
+    s = dataclasses.replace(settings, ticket_ttl_s=60.0, window_growth=50.0, tick_s=0.05)
     store = TicketStore(rclient, s)
     rng = random.Random(5)
     games = [(g.name, list(range(g.min_players, g.max_players + 1))) for g in default_registry()]
@@ -186,19 +235,12 @@ async def test_a_thousand_tickets_through_the_match_service(
         )
     creator = GrpcMatchCreator(match_server.address, ServiceToken(TOKENS))
     makers = [Matchmaker(TicketStore(rclient, s), creator, s, name=n) for n in ("a", "b")]
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
-
-    async def all_final() -> bool:
-        return all(r.state in ("matched", "expired") for r in await store.get_many(ids))
-
     try:
-        await until(all_final, timeout=90, every=0.25)
+        await run_until_settled(store, ids, makers)
     finally:
-        stop.set()
-        await asyncio.gather(*tasks)
         await creator.close()
     recs = await store.get_many(ids)
+    assert all(r.state in ("matched", "expired") for r in recs)
     by_match: dict[str, list] = {}
     for r in recs:
         if r.state == MATCHED:
@@ -222,3 +264,90 @@ async def test_a_thousand_tickets_through_the_match_service(
 
 async def _seen(rclient, match_id: str) -> bool:
     return bool(await rclient.exists(f"mm:rated:{match_id}"))
+
+
+async def test_a_dead_workers_match_is_taken_over(
+    settings, match_server, nats_url, rclient
+) -> None:
+    base = BotSettings(
+        redis_url=settings.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        claim_idle_s=1.0,
+    )
+    async with grpc.aio.insecure_channel(match_server.address) as mch:
+        mstub = match_pb2_grpc.MatchServiceStub(mch)
+        service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+        created = await mstub.CreateMatch(
+            match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["bot:a-1", "bot:a-2"]),
+            metadata=service,
+        )
+        first = await BotWorker(
+            dataclasses.replace(base, consumer="first", move_delay_s=0.5)
+        ).start()
+        await rclient.xadd(
+            JOBS,
+            {
+                "match_id": created.match_id,
+                "game": "tic_tac_toe",
+                "bots": '{"bot:a-1": 0, "bot:a-2": 1}',
+            },
+        )
+
+        async def version() -> int:
+            m = await mstub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+            )
+            return m.version if m.status != match_pb2.MATCH_STATUS_FINISHED else -1
+
+        await until(version)  # the first worker has played a move
+        await first.stop()  # ... and dies mid-match
+        played = await version()
+        assert played >= 1, "the match ended before the worker stopped"
+        second = await BotWorker(dataclasses.replace(base, consumer="second")).start()
+        try:
+            await until(lambda: _worker_done(second), timeout=30)
+            assert await version() == -1
+            pending = await rclient.xpending(JOBS, GROUP)
+            assert pending["pending"] == 0
+        finally:
+            await second.stop()
+
+
+async def test_tickets_wait_while_the_match_service_is_down(
+    settings, valkey_url, nats_url, rclient
+) -> None:
+    s = dataclasses.replace(settings, max_create_failures=2, max_backoff_s=0.2)
+    port = free_port()
+    ms = MatchSettings(
+        nats_url=nats_url,
+        redis_url=valkey_url[:-1] + "1",
+        port=port,
+        grace_s=0.2,
+        auth=AuthSettings(secret=SECRET),
+    )
+    store = TicketStore(rclient, s)
+    ids = [
+        await store.enqueue(NewTicket("tic_tac_toe", (p,), (2,), "", False, 25.0))
+        for p in ("dan", "eve")
+    ]
+    creator = GrpcMatchCreator(f"127.0.0.1:{port}", ServiceToken(TOKENS), timeout_s=1.0)
+    mm = Matchmaker(store, creator, s)
+    try:
+        for _ in range(4):  # more than max_create_failures: unreachable is not refused
+            stats = await mm.run_once()
+            assert stats.unreachable and stats.matches == 0
+        assert [r.state for r in await store.get_many(ids)] == ["searching"] * 2
+        server = await MatchServer(ms).start()
+        try:
+            # Once the channel has reconnected, the next round makes the match.
+            async def matched() -> bool:
+                return (await mm.run_once()).matches == 1
+
+            await until(matched, timeout=30, every=0.2)
+        finally:
+            await server.stop(0.2)
+    finally:
+        await creator.close()
+    recs = await store.get_many(ids)
+    assert {r.state for r in recs} == {MATCHED}

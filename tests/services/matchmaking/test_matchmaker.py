@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
+import time
 from collections import Counter
 
 from engine_core.registry import default_registry
@@ -12,13 +13,12 @@ from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.store import (
     EXPIRED,
-    FINAL_STATES,
     MATCHED,
     NewTicket,
     TicketStore,
 )
 
-from .conftest import until
+from .conftest import run_until_settled
 
 
 def _game_counts() -> list[tuple[str, list[int]]]:
@@ -40,18 +40,7 @@ async def _enqueue_many(store: TicketStore, n: int, rng: random.Random) -> list[
 
 
 async def _run_until_final(store: TicketStore, ids: list[str], *makers: Matchmaker) -> None:
-    stop = asyncio.Event()
-    tasks = [asyncio.create_task(m.run(stop)) for m in makers]
-
-    async def all_final() -> bool:
-        recs = await store.get_many(ids)
-        return all(r is not None and r.state in FINAL_STATES for r in recs)
-
-    try:
-        await until(all_final, timeout=60, every=0.2)
-    finally:
-        stop.set()
-        await asyncio.gather(*tasks)
+    await run_until_settled(store, ids, makers)
 
 
 async def _check_invariants(store: TicketStore, ids: list[str], creator: InProcessMatchCreator):
@@ -92,7 +81,7 @@ async def test_a_thousand_tickets_each_end_in_one_match_or_expire(rclient, setti
 
 
 async def test_two_matchmakers_never_assign_a_ticket_twice(rclient, settings) -> None:
-    s = dataclasses.replace(settings, ticket_ttl_s=3.0, window_growth=20.0, tick_s=0.0)
+    s = dataclasses.replace(settings, ticket_ttl_s=60.0, window_growth=50.0, tick_s=0.0)
     ids = []
     store = TicketStore(rclient, s)
     creator = InProcessMatchCreator()
@@ -140,6 +129,27 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     assert {r.state for r in recs} == {MATCHED} and len({r.match_id for r in recs}) == 1
 
 
+async def test_tickets_whose_matches_keep_failing_end(rclient, settings) -> None:
+    class Refusing:
+        async def create_match(self, game, players, options_json, *, key=""):
+            raise RuntimeError("refused")
+
+    s = dataclasses.replace(settings, max_create_failures=3)
+    store = TicketStore(rclient, s)
+    ids = [
+        await store.enqueue(NewTicket("tic_tac_toe", (p,), (2,), "", False, 25.0))
+        for p in ("a", "b")
+    ]
+    mm = Matchmaker(store, Refusing(), s)
+    for _ in range(3):
+        assert (await mm.run_once()).failed == 1
+    recs = await store.get_many(ids)
+    assert [(r.state, r.reason) for r in recs] == [("expired", "match_refused")] * 2
+    assert (await mm.run_once()).groups == 0
+    # The players are free to queue again.
+    await store.enqueue(NewTicket("tic_tac_toe", ("a",), (2,), "", False, 25.0))
+
+
 async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settings) -> None:
     store = TicketStore(rclient, settings)
     ids = [
@@ -165,3 +175,23 @@ async def test_racing_claims_on_the_same_tickets_have_one_winner(rclient, settin
     left = await store.read_queues([q2, q3])
     assert {e.ticket_id for e in left[q2]} == {ids[4], ids[5]}
     assert {e.ticket_id for e in left[q3]} == {ids[4], ids[5]}
+
+
+async def test_bots_fill_the_smallest_match_a_ticket_accepts(rclient, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=5.0)
+    store = TicketStore(rclient, s)
+    now = int(time.time() * 1000)
+    waited = await store.enqueue(
+        NewTicket("dice_forge", ("w",), (2, 3, 4), "", True, 25.0), at_ms=now - 6000
+    )
+    fresh = await store.enqueue(
+        NewTicket("dice_forge", ("f",), (2, 3, 4), "", True, 40.0), at_ms=now
+    )
+    creator = InProcessMatchCreator()
+    stats = await Matchmaker(store, creator, s).run_once()
+    assert stats.matches == 1
+    w, f = await store.get_many([waited, fresh])
+    assert (w.state, w.player_count, w.bots) == ("matched", 2, 1)
+    assert f.state == "searching"  # not waited long enough for bots
+    _, players, _ = creator.matches[w.match_id]
+    assert sorted(players) == ["bot:greedy-1", "w"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from services.matchmaking.pairing import Candidate, form_groups
 from services.matchmaking.settings import MatchmakingSettings
 
@@ -87,3 +90,32 @@ def test_every_ticket_lands_in_at_most_one_group() -> None:
             assert g.humans + g.bots == n
             spread = max(t.rating for t in g.tickets) - min(t.rating for t in g.tickets)
             assert all(spread <= S.window(t.waited_s) for t in g.tickets)
+
+
+tickets = st.lists(
+    st.builds(
+        Candidate,
+        ticket_id=st.uuids().map(str),
+        size=st.integers(1, 4),
+        rating=st.floats(0, 60, allow_nan=False),
+        waited_s=st.floats(0, 120, allow_nan=False),
+        allow_bots=st.booleans(),
+    ),
+    max_size=60,
+    unique_by=lambda c: c.ticket_id,
+)
+
+
+@given(tickets, st.integers(2, 6), st.none() | st.floats(0, 60, allow_nan=False))
+@settings(max_examples=200, deadline=None)
+def test_groups_always_keep_the_rules(cands, players, bot_after) -> None:
+    groups = form_groups(cands, players, S.window, bot_after)
+    seen = [t.ticket_id for g in groups for t in g.tickets]
+    assert len(seen) == len(set(seen))  # a ticket in one group at most
+    for g in groups:
+        assert g.humans + g.bots == players and g.humans >= 1
+        spread = max(t.rating for t in g.tickets) - min(t.rating for t in g.tickets)
+        assert all(spread <= S.window(t.waited_s) for t in g.tickets)
+        if g.bots:
+            assert bot_after is not None
+            assert all(t.allow_bots and t.waited_s >= bot_after for t in g.tickets)

@@ -9,6 +9,7 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.servers import ValkeyServer
 from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.results import ensure_results_stream
 from services.matchmaking.server import MatchmakingProcess
@@ -73,3 +74,26 @@ async def test_the_process_serves_health_pairs_and_rates(settings, nats_url, rcl
         assert proc.metrics_port
     finally:
         await asyncio.wait_for(proc.stop(), 10)
+
+
+async def test_a_dead_redis_is_unavailable_not_a_crash(settings, tmp_path) -> None:
+    with ValkeyServer(data_dir=tmp_path / "valkey") as own:
+        s = dataclasses.replace(
+            settings, redis_url=own.url, run_matchmaker=False, run_ratings=False
+        )
+        proc = await MatchmakingProcess(s).start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{proc.port}") as ch:
+                stub = pb_grpc.MatchmakingServiceStub(ch)
+                await stub.Enqueue(pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth("amy"))
+                own.stop()
+                with pytest.raises(grpc.aio.AioRpcError) as e:
+                    await stub.Enqueue(pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth("bea"))
+                assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+                own.start()  # same port: the service recovers without a restart
+                res = await stub.Enqueue(
+                    pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth("bea")
+                )
+                assert res.ticket_id
+        finally:
+            await asyncio.wait_for(proc.stop(), 10)
