@@ -197,6 +197,9 @@ def test_matchmaking_settings(overlay: str) -> None:
     assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-state:6379/0"
     assert s.nats_url == env["TABLETOP_NATS_URL"]
     assert s.jwt_secret
+    # Whichever service creates the RESULTS stream, it gets the same replicas.
+    match = _settings_class("match").from_env(_pod_env(overlay, "match")[1])
+    assert s.results_replicas == match.stream_replicas
 
 
 @overlay
