@@ -23,6 +23,7 @@ from redis.exceptions import ResponseError
 from services.bots.player import play_match
 from services.bots.settings import BotSettings
 from services.common.auth import Tokens
+from services.common.grpcserver import balanced_channel_options
 from services.common.logging import get_logger
 from tabletop.match.v1 import match_pb2_grpc
 
@@ -39,7 +40,10 @@ class BotWorker:
     def __init__(self, settings: BotSettings) -> None:
         self.settings = settings
         self.redis = redis.from_url(settings.redis_url)
-        self.channel = grpc.aio.insecure_channel(settings.match_addr)
+        # round_robin: every match pod behind the target gets calls.
+        self.channel = grpc.aio.insecure_channel(
+            settings.match_addr, options=balanced_channel_options()
+        )
         self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
         self.tokens = Tokens(settings.auth())
         self.active: dict[bytes, asyncio.Task[None]] = {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,7 +37,14 @@ from grpc_reflection.v1alpha import reflection
 from services.common.errors import ErrorInterceptor
 from services.common.logging import LoggingInterceptor, get_logger
 
-__all__ = ["GrpcServer", "ServerConfig", "channel_options", "server_options"]
+__all__ = [
+    "ROUND_ROBIN",
+    "GrpcServer",
+    "ServerConfig",
+    "balanced_channel_options",
+    "channel_options",
+    "server_options",
+]
 
 HEALTH_SERVICE_NAME = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
 _log = get_logger("grpcserver")
@@ -85,6 +93,18 @@ def channel_options(max_message_bytes: int = 4 * 1024 * 1024) -> list[tuple[str,
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.max_receive_message_length", max_message_bytes),
     ]
+
+
+ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+"""Service config that spreads calls over every address the target resolves to."""
+
+
+def balanced_channel_options(max_message_bytes: int = 4 * 1024 * 1024) -> list[tuple[str, Any]]:
+    """Options for a channel to a replicated service: ``round_robin`` over every
+    address of the target (``dns:///match.tabletop.svc:50051`` resolves to every
+    pod of a headless Service), instead of gRPC's default of one connection to
+    the first address; and the message size limits."""
+    return [*channel_options(max_message_bytes), ("grpc.service_config", ROUND_ROBIN)]
 
 
 Register = Callable[[Any, grpc.aio.Server], None]

@@ -103,8 +103,12 @@ class JetStreamStore:
         return ack.seq, bool(ack.duplicate)
 
     async def last_seq(self, match_id: str) -> int:
+        """The stream sequence of the match's last commit, as the stream leader
+        knows it. Not a direct get: on a replicated stream any replica answers
+        those, and a lagging one would report an old head (a rejection would
+        then be "verified" against a stale projection)."""
         try:
-            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
+            msg = await self.js.get_last_msg(self.config.name, self.subject(match_id))
         except NotFoundError:
             return 0
         except APIError:
@@ -127,7 +131,14 @@ class JetStreamStore:
         return msg.seq, decode_commit(msg.data)
 
     async def commit_at(self, seq: int) -> Commit:
-        msg = await self.js.get_msg(self.config.name, seq=seq, direct=True)
+        """The commit at stream sequence ``seq`` (known to exist)."""
+        try:
+            try:
+                msg = await self.js.get_msg(self.config.name, seq=seq, direct=True)
+            except NotFoundError:  # a replica that has not caught up: ask the leader
+                msg = await self.js.get_msg(self.config.name, seq=seq)
+        except nats.errors.Error as e:
+            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.data is not None
         return decode_commit(msg.data)
 
@@ -186,15 +197,18 @@ class JetStreamStore:
                 seq = after_seq
                 while seq < last:
                     try:
-                        msg = await self.js.get_msg(
-                            self.config.name,
-                            seq=seq + 1,
-                            subject=self.subject(match_id),
-                            next=True,
-                            direct=True,
-                        )
+                        msg = await self._next_msg(match_id, seq, direct=True)
                     except NotFoundError:
-                        return
+                        # A direct get may be answered by a replica that has
+                        # not caught up yet: ask the leader before concluding.
+                        try:
+                            msg = await self._next_msg(match_id, seq, direct=False)
+                        except NotFoundError:
+                            return
+                        except nats.errors.Error as e:
+                            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+                    except nats.errors.Error as e:  # timeout, no responders...
+                        raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
                     assert msg.seq is not None and msg.data is not None
                     if msg.seq > last:
                         return
@@ -206,6 +220,12 @@ class JetStreamStore:
         async for item in self._consume(match_id, after_seq, last):
             yield item
 
+    async def _next_msg(self, match_id: str, seq: int, *, direct: bool) -> api.RawStreamMsg:
+        """The match's first message after stream sequence ``seq``."""
+        return await self.js.get_msg(
+            self.config.name, seq=seq + 1, subject=self.subject(match_id), next=True, direct=direct
+        )
+
     async def _consume(
         self, match_id: str, after_seq: int, last: int | None
     ) -> AsyncIterator[tuple[int, Commit]]:
@@ -215,13 +235,16 @@ class JetStreamStore:
             )
         else:
             config = api.ConsumerConfig(deliver_policy=api.DeliverPolicy.ALL)
-        sub = await self.js.subscribe(
-            self.subject(match_id),
-            stream=self.config.name,
-            ordered_consumer=True,
-            config=config,
-            idle_heartbeat=1.0,
-        )
+        try:
+            sub = await self.js.subscribe(
+                self.subject(match_id),
+                stream=self.config.name,
+                ordered_consumer=True,
+                config=config,
+                idle_heartbeat=1.0,
+            )
+        except nats.errors.Error as e:  # e.g. a stream leader being elected
+            raise StoreUnavailable(f"JetStream did not make a consumer: {e!r}") from None
         try:
             while True:
                 timeout = None if last is None else self.timeout_s

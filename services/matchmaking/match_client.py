@@ -14,6 +14,7 @@ import time
 import grpc
 
 from services.common.auth import ROLE_SERVICE, Tokens
+from services.common.grpcserver import balanced_channel_options
 from services.matchmaking.ports import CreatedMatch, MatchCreationFailed
 from services.matchmaking.settings import MatchmakingSettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -49,7 +50,8 @@ class GrpcMatchCreator:
         timeout_s: float = 5.0,
         attempts: int = 3,
     ) -> None:
-        self.channel = grpc.aio.insecure_channel(target)
+        # round_robin: every match pod behind the target gets calls.
+        self.channel = grpc.aio.insecure_channel(target, options=balanced_channel_options())
         self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
         self.token = token
         self.timeout_s = timeout_s

@@ -48,8 +48,8 @@ GRPC_SERVICES = {
     "match": "tabletop.match.v1.MatchService",
     "matchmaking": "tabletop.matchmaking.v1.MatchmakingService",
 }
-# The services that serve Prometheus metrics (the rules service has none yet).
-METRICS = ("match", "matchmaking", "bots")
+# The services that serve Prometheus metrics (all of them).
+METRICS = ("rules", "match", "matchmaking", "bots")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
@@ -155,6 +155,13 @@ def test_every_workload_has_a_disruption_budget(overlay: str) -> None:
         assert len(matching) == 1, f"{w['kind']}/{w['metadata']['name']}: {len(matching)} PDBs"
         spec = matching[0]["spec"]
         replicas = w["spec"].get("replicas", 1)
+        hpas = [
+            h
+            for h in find(objs, "HorizontalPodAutoscaler")
+            if h["spec"]["scaleTargetRef"]["name"] == w["metadata"]["name"]
+        ]
+        if hpas:
+            replicas = hpas[0]["spec"]["minReplicas"]
         # A budget that never allows an eviction blocks node drains forever.
         if "minAvailable" in spec:
             assert spec["minAvailable"] < replicas, w["metadata"]["name"]
@@ -209,9 +216,10 @@ def test_rules_and_match_scale_on_cpu(overlay: str, name: str) -> None:
     target = hpa["spec"]["scaleTargetRef"]
     assert (target["kind"], target["apiVersion"]) == ("Deployment", "apps/v1")
     deployment = one(objs, "Deployment", name)
-    assert (
-        hpa["spec"]["minReplicas"] <= deployment["spec"]["replicas"] <= hpa["spec"]["maxReplicas"]
-    )
+    # The HPA owns the replica count: a count in the manifest would be reset
+    # by every apply.
+    assert "replicas" not in deployment["spec"]
+    assert 1 <= hpa["spec"]["minReplicas"] <= hpa["spec"]["maxReplicas"]
     (metric,) = hpa["spec"]["metrics"]
     assert metric["resource"]["name"] == "cpu"
     # Utilization is relative to the request: there must be one.
@@ -514,9 +522,11 @@ def test_the_rules_service_is_internal(overlay: str) -> None:
 def test_public_apis_and_metrics_are_reachable(overlay: str) -> None:
     for name in ("match", "matchmaking"):
         assert {"internet", "bots"} <= _reachers(overlay, name, 50051)
-    for name in SERVICES:
-        if name in METRICS:
-            assert _reachers(overlay, name, 9090) == {"monitoring"}
+    assert set(METRICS) == set(SERVICES)
+    for name in METRICS:
+        assert _reachers(overlay, name, 9090) == {"monitoring"}
+        pod = pod_template(one(render(overlay), "Deployment", name))
+        assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9090"
 
 
 def test_the_policy_model_is_not_trivially_permissive() -> None:
@@ -527,3 +537,14 @@ def test_the_policy_model_is_not_trivially_permissive() -> None:
     bots = Peer("bots", ns, _pods(objs)["bots"])
     assert not ingress_allowed(policies, ns, _pods(objs)["redis-cache"], 6379, bots)
     assert ingress_allowed(policies, ns, {"app.kubernetes.io/name": "debug"}, 8080, bots)
+
+
+@overlay
+def test_jetstream_store_limit_fits_the_volume(overlay: str) -> None:
+    sts = one(render(overlay), "StatefulSet", "nats")
+    (c,) = pod_template(sts)["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+    limit = parse_quantity(env["JS_MAX_FILE_STORE"])  # nats-server: decimal units, as here
+    (claim,) = sts["spec"]["volumeClaimTemplates"]
+    volume = parse_quantity(claim["spec"]["resources"]["requests"]["storage"])
+    assert limit <= 0.9 * volume, (env["JS_MAX_FILE_STORE"], volume)

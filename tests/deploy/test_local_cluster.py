@@ -14,7 +14,6 @@ replicas and both match replicas served calls.
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import time
 from pathlib import Path
@@ -246,12 +245,6 @@ def stack(tmp_path: Path):  # type: ignore[no-untyped-def]
                 p.kill()
 
 
-@pytest.mark.xfail(
-    importlib.util.find_spec("services.match.rules_grpc") is None,
-    reason="the match service in this tree has no gRPC rules client "
-    "(services.match.rules_grpc): TABLETOP_RULES_ADDR cannot point at rules replicas",
-    run=False,
-)
 @pytest.mark.timeout(180)
 async def test_matches_survive_a_lost_nats_node_and_a_lost_match_replica(stack) -> None:  # type: ignore[no-untyped-def]
     cluster, rules, match = stack

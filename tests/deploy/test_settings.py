@@ -197,6 +197,9 @@ def test_matchmaking_settings(overlay: str) -> None:
     assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-state:6379/0"
     assert s.nats_url == env["TABLETOP_NATS_URL"]
     assert s.jwt_secret
+    # Whichever service creates the RESULTS stream, it gets the same replicas.
+    match = _settings_class("match").from_env(_pod_env(overlay, "match")[1])
+    assert s.results_replicas == match.stream_replicas
 
 
 @overlay
@@ -207,3 +210,15 @@ def test_bot_worker_settings(overlay: str) -> None:
     assert s.match_addr.startswith("dns:///")
     assert s.redis_url == env["TABLETOP_REDIS_URL"] == "redis://redis-state:6379/0"
     assert s.jwt_secret
+
+
+@overlay
+def test_readiness_asks_for_the_name_each_server_registers(overlay: str) -> None:
+    from services.match.server import SERVICE_NAMES as MATCH
+    from services.matchmaking.service import SERVICE_NAME as MATCHMAKING
+    from services.rules.servicer import SERVICE_NAME as RULES
+
+    registered = {"rules": RULES, "match": MATCH[0], "matchmaking": MATCHMAKING}
+    for name, service_name in registered.items():
+        c, _ = _pod_env(overlay, name)
+        assert c.spec["readinessProbe"]["grpc"]["service"] == service_name, name
