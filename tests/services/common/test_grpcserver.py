@@ -47,6 +47,18 @@ async def _count(request: bytes, context):
         raise IllegalMove("too_many", "three is too many")
 
 
+async def _follow(request: bytes, context):
+    """Like a watch: one message, then waits for more that never come."""
+    yield b"first"
+    await asyncio.sleep(3600)
+
+
+async def _flood(request: bytes, context):
+    """More messages than flow control lets through before the client reads."""
+    for i in range(1_000_000):
+        yield b"%08d" % i
+
+
 def _register(servicer, server):
     server.add_generic_rpc_handlers(
         (
@@ -55,6 +67,8 @@ def _register(servicer, server):
                 {
                     "Echo": grpc.unary_unary_rpc_method_handler(_echo),
                     "Count": grpc.unary_stream_rpc_method_handler(_count),
+                    "Follow": grpc.unary_stream_rpc_method_handler(_follow),
+                    "Flood": grpc.unary_stream_rpc_method_handler(_flood),
                 },
             ),
         )
@@ -197,10 +211,13 @@ async def test_stop_reports_not_serving_before_refusing_calls(logs):
         await stopping
 
 
-async def test_a_stream_the_client_stops_reading_is_logged_cancelled(channel, logs):
+@pytest.mark.parametrize("method", ["Follow", "Flood"])
+async def test_a_stream_the_client_stops_reading_is_logged_cancelled(channel, logs, method):
+    """Waiting for more (Follow) or blocked writing (Flood) when the client
+    cancels: either way the call is CANCELLED at info level, not an error."""
     logs.take()
-    count = channel.unary_stream(f"/{SERVICE}/Count")
-    call = count(b"2")
+    stream = channel.unary_stream(f"/{SERVICE}/{method}")
+    call = stream(b"")
     async for _ in call:
         call.cancel()
         break
