@@ -19,7 +19,7 @@ test: bootstrap proto
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n auto
 
-test-slow: bootstrap
+test-slow: bootstrap proto
 	$(PY) -m pytest -m slow
 
 lint: bootstrap
@@ -30,7 +30,7 @@ fmt: bootstrap
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-bench: bootstrap
+bench: bootstrap proto
 	$(PY) -m bench
 
 golden: bootstrap

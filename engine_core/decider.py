@@ -95,7 +95,7 @@ class BaseGame:
             raise GameOver(message="the game is over")
         if not isinstance(seat, int) or not 0 <= seat < self.seats(state):
             raise UnknownSeat(message=f"seat {seat!r} is not in this match")
-        if not isinstance(move, self._move_classes()):
+        if not self._is_move(move):
             raise MalformedMove(message=f"{type(move).__name__} is not a move of {self.name}")
         if seat not in self.awaiting(state):
             raise NotYourTurn(
@@ -141,6 +141,19 @@ class BaseGame:
         if cls._move_tuple is None:
             cls._move_tuple = union_members(cls.Move)
         return cls._move_tuple
+
+    _move_set: frozenset[type] | None = None
+
+    @classmethod
+    def _is_move(cls, move: Any) -> bool:
+        """``isinstance(move, <a Move class>)``, trying the exact type in a set first: a
+        failed ``isinstance`` against a Struct class (custom metaclass) is slow, and a
+        union has many classes."""
+        exact = cls.__dict__.get("_move_set")
+        if exact is None:
+            exact = frozenset(cls._move_classes())
+            cls._move_set = exact
+        return type(move) in exact or isinstance(move, cls._move_classes())
 
     # Codecs (cached per class): JSON for clients, msgpack for internal hops.
     @classmethod

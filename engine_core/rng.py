@@ -20,12 +20,15 @@ Python's ``random`` module is never used: its algorithms are not a stable API.
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _WORD = 1 << 64
+_BLOCK_WORDS = struct.Struct(">4Q")
+"""A SHA-256 block read as four unsigned 64-bit big-endian words."""
 
 
 def derive(entropy: bytes, label: str | bytes) -> bytes:
@@ -38,24 +41,25 @@ def derive(entropy: bytes, label: str | bytes) -> bytes:
 class Rng:
     """A reproducible stream of draws. Not thread-safe; cheap to create."""
 
-    __slots__ = ("_block", "_buffer", "_entropy", "_offset")
+    __slots__ = ("_block", "_entropy", "_next", "_words")
 
     def __init__(self, entropy: bytes) -> None:
-        if not isinstance(entropy, bytes | bytearray):
+        if not isinstance(entropy, (bytes, bytearray)):  # a tuple: no union built per call
             raise TypeError("entropy must be bytes")
         self._entropy = bytes(entropy)
         self._block = 0
-        self._buffer = b""
-        self._offset = 0
+        self._words: tuple[int, ...] = ()
+        self._next = 0
 
     def word(self) -> int:
         """The next unsigned 64-bit word of the stream."""
-        if self._offset >= len(self._buffer):
-            self._buffer = hashlib.sha256(self._entropy + self._block.to_bytes(8, "big")).digest()
+        if self._next >= len(self._words):
+            digest = hashlib.sha256(self._entropy + self._block.to_bytes(8, "big")).digest()
+            self._words = _BLOCK_WORDS.unpack(digest)
             self._block += 1
-            self._offset = 0
-        w = int.from_bytes(self._buffer[self._offset : self._offset + 8], "big")
-        self._offset += 8
+            self._next = 0
+        w = self._words[self._next]
+        self._next += 1
         return w
 
     def below(self, n: int) -> int:

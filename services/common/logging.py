@@ -118,6 +118,13 @@ def _code_name(context: Any, error: BaseException | None) -> str:
                 return c.name
     if error is None:
         return "OK"
+    try:
+        if context.cancelled():  # the client went away (e.g. a stream it stopped reading)
+            return "CANCELLED"
+    except Exception:  # pragma: no cover - context without cancelled()
+        pass
+    if isinstance(error, GeneratorExit):
+        return "CANCELLED"
     if isinstance(error, grpc.aio.AbortError):
         return "UNKNOWN"
     if isinstance(error, BaseException) and type(error).__name__ == "CancelledError":

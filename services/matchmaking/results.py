@@ -75,10 +75,10 @@ class ResultsConsumer:
             while not stop.is_set():
                 try:
                     msgs = await sub.fetch(self.batch, timeout=0.5)
-                except nats.errors.TimeoutError:
-                    continue
+                except (nats.errors.TimeoutError, TimeoutError):
+                    continue  # no fact within the poll interval
                 except Exception as e:  # connection trouble: nats-py reconnects
-                    log.warning("results_fetch_failed", error=str(e))
+                    log.warning("results_fetch_failed", error=repr(e))
                     await asyncio.sleep(0.5)
                     continue
                 for msg in msgs:

@@ -54,8 +54,9 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
     try:
         played = []
         for game in default_registry():
-            result = cli(stack, "play", game.name, "--auto", "--quiet",
-                         "--players", str(game.min_players))
+            result = cli(
+                stack, "play", game.name, "--auto", "--quiet", "--players", str(game.min_players)
+            )
             assert result.returncode == 0, f"{game.name}:\n{result.stdout}\n{result.stderr}"
             assert "game over" in result.stdout
             match = re.search(r"match (\S+)\n?", result.stdout.split("game over")[1])

@@ -96,13 +96,29 @@ def _zero_at(t: tuple[int, ...], positions: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def evolve(state: State | None, event: AssaultEvent) -> State:
-    if isinstance(event, GameStarted):
+    if type(event) is GameStarted:  # not isinstance: a miss on a Struct class is slow
         return _start(event)
     s = state
     assert s is not None
-    match event:
-        case GameStarted():
-            raise AssertionError("unreachable")
+    match event:  # the most frequent events first: a match tries its cases in order
+        case UnitMoved(unit=u, to_region=g, cost=cost, transit=tr):
+            return replace(
+                s, unit_loc=_set(s.unit_loc, u, g), budget=s.budget - cost,
+                transit=u if tr else -1,
+            )  # fmt: skip
+        case TurnEnded():
+            return replace(s, phase="between", command="", battle=None, trade=Trade())
+        case TurnBegan(seat=seat, round=rnd):
+            return replace(
+                s, active=seat, round=rnd, phase="turn", command="", budget=0, used_units=(),
+                used_regions=(), transit=-1, toll_unit=-1, toll_region=-1, gs_stage=0,
+                trade=Trade(), battle=None,
+            )  # fmt: skip
+        case CommandPlayed(seat=seat, command=cmd, strength=n, phase=phase):
+            return replace(
+                s, rows=_set(s.rows, seat, (*s.rows[seat], cmd)), command=cmd, budget=n,
+                phase=phase,
+            )  # fmt: skip
         case DeckShuffled(deck=deck, cards=cards, from_discard=fd):
             if deck == "resource":
                 return replace(s, res_deck=cards, res_discard=() if fd else s.res_discard)
@@ -129,12 +145,6 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             )
         case DraftRevealed(card=card):
             return replace(s, uni_deck=s.uni_deck[1:], draft=(*s.draft, card))
-        case TurnBegan(seat=seat, round=rnd):
-            return replace(
-                s, active=seat, round=rnd, phase="turn", command="", budget=0, used_units=(),
-                used_regions=(), transit=-1, toll_unit=-1, toll_region=-1, gs_stage=0,
-                trade=Trade(), battle=None,
-            )  # fmt: skip
         case EventClaimed(seat=seat, event=ev, paid=paid):
             race = s.seat_race[seat]
             special = s.special_done
@@ -161,18 +171,8 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             if stage == "final_ordning":
                 return replace(s, final_ordning=True)
             return replace(s, endgame=True, final_round=fr)
-        case CommandPlayed(seat=seat, command=cmd, strength=n, phase=phase):
-            return replace(
-                s, rows=_set(s.rows, seat, (*s.rows[seat], cmd)), command=cmd, budget=n,
-                phase=phase,
-            )  # fmt: skip
         case PhaseEntered(phase=phase):
             return replace(s, phase=phase)
-        case UnitMoved(unit=u, to_region=g, cost=cost, transit=tr):
-            return replace(
-                s, unit_loc=_set(s.unit_loc, u, g), budget=s.budget - cost,
-                transit=u if tr else -1,
-            )  # fmt: skip
         case LynMoved(to_region=g, cost=cost):
             return replace(s, lyn=g, budget=s.budget - cost)
         case TollDue(unit=u, region=g):
@@ -317,12 +317,12 @@ def evolve(state: State | None, event: AssaultEvent) -> State:
             return replace(s, gs_stage=stage)
         case RowReturned(seat=seat):
             return replace(s, rows=_set(s.rows, seat, ()))
-        case TurnEnded():
-            return replace(s, phase="between", command="", battle=None, trade=Trade())
         case GameEnded(ranks=ranks, scores=scores, reason=reason):
             return replace(
                 s, phase="over", outcome=Outcome(ranks=ranks, scores=scores, reason=reason)
             )
+        case GameStarted():
+            raise AssertionError("unreachable")
         case _:
             assert_never(event)
 

@@ -118,6 +118,11 @@ LIMIT = tuple(D.STACK_LIMIT[r] for r in D.RACES)
 KINDS_OF_RACE = tuple(
     tuple(dict.fromkeys(D.UNITS[u].kind for u in D.RACE_UNITS[r])) for r in range(6)
 )
+UNITS_OF_KIND = tuple(
+    {k: tuple(u for u in D.RACE_UNITS[r] if D.UNITS[u].kind == k) for k in KINDS_OF_RACE[r]}
+    for r in range(6)
+)
+"""Per race, per unit kind: its units, in ``RACE_UNITS`` order."""
 SPELL_SOURCES = frozenset({"lightning_bolt", "stoneskin", "arcane_surge", "fortune", "armament"})
 F1_REGIONS = tuple(D.REGION_INDEX[n] for n in ("Luskan", "Neverwinter", "Waterdeep"))
 
@@ -245,6 +250,24 @@ def legal_moves(s: State, seat: Seat) -> tuple[Any, ...]:
     if seat not in awaiting(s):
         return ()
     return tuple(PHASE_OPTIONS[s.phase](s, seat))
+
+
+def legal_moves_like(s: State, seat: Seat, move: Any) -> tuple[Any, ...] | list[Any]:
+    """The part of ``legal_moves`` that holds every legal move equal to ``move``: at
+    the start of a turn, a command is checked without listing the events (their
+    requirements are the costly part), and an event without listing the commands;
+    a Maneuver is checked against the maneuvers of its own giant only."""
+    if seat not in awaiting(s):
+        return ()
+    if s.phase == "turn":
+        return command_options(s, seat) if type(move) is PlayCommand else claim_options(s, seat)
+    if s.phase == "move" and type(move) is Maneuver:
+        units = movable(s, race_of(s, seat)) if s.budget > 0 else []
+        if move.unit not in units:
+            return ()
+        rr, cnt = board(s)
+        return unit_maneuvers(s, race_of(s, seat), rr, cnt, units[units.index(move.unit)])
+    return legal_moves(s, seat)
 
 
 def opts_turn(s: State, seat: Seat) -> list[Any]:
@@ -405,17 +428,23 @@ class MoveCtx:
         return self.end_ok(g) or self.escapes(g, budget - 1)
 
 
+def movable(s: State, race: int) -> list[int]:
+    """The giants that may make the next Maneuver."""
+    return [s.transit] if s.transit >= 0 else on_board(s, race)
+
+
+def unit_maneuvers(s: State, race: int, rr: list[int], cnt: list[int], u: int) -> list[Any]:
+    mc = MoveCtx(s, race, rr, cnt, u)
+    return [Maneuver(unit=u, to=g) for g in D.ADJ[s.unit_loc[u]] if mc.can_step(g, s.budget)]
+
+
 def opts_move(s: State, seat: Seat) -> list[Any]:
     race = race_of(s, seat)
     out: list[Any] = []
     if s.budget > 0:
         rr, cnt = board(s)
-        units = [s.transit] if s.transit >= 0 else on_board(s, race)
-        for u in units:
-            mc = MoveCtx(s, race, rr, cnt, u)
-            for g in D.ADJ[s.unit_loc[u]]:
-                if mc.can_step(g, s.budget):
-                    out.append(Maneuver(unit=u, to=g))
+        for u in movable(s, race):
+            out += unit_maneuvers(s, race, rr, cnt, u)
         if race == CLOUD and s.transit < 0:
             for g in D.ADJ[s.lyn]:
                 if rr[g] in (-1, CLOUD) and not forbidden(s, CLOUD, g):
@@ -610,8 +639,8 @@ def recruit_options(s: State, seat: Seat) -> list[Recruit]:
 
 
 def supply_unit(s: State, race: int, kind: str) -> int | None:
-    for u in D.RACE_UNITS[race]:
-        if D.UNITS[u].kind == kind and s.unit_loc[u] == D.SUPPLY:
+    for u in UNITS_OF_KIND[race].get(kind, ()):
+        if s.unit_loc[u] == D.SUPPLY:
             return u
     return None
 
@@ -835,8 +864,7 @@ PHASES = Phases(
 # ================================================================== decide
 def decide(s: State, seat: Seat, move: Any, rng: Rng) -> tuple[Any, ...]:
     PHASES.check(s.phase, move)
-    legal = legal_moves(s, seat)
-    if move not in legal:
+    if move not in legal_moves_like(s, seat, move):
         raise IllegalMove("not_legal", f"{move!r} is not legal now")
     ctx = Ctx(s, rng)
     HANDLERS[type(move)](ctx, seat, move)

@@ -54,7 +54,7 @@ def _remove_one(pool: tuple[str, ...], face: str) -> tuple[str, ...]:
 
 
 def evolve(state: State | None, event: DiceForgeEvent) -> State:
-    if isinstance(event, GameStarted):
+    if type(event) is GameStarted:  # not isinstance: a miss on a Struct class is slow
         return State(
             players=tuple(
                 Player(gold=g, dice=data.STARTING_DICE, up=data.START_UP) for g in event.gold
@@ -68,96 +68,104 @@ def evolve(state: State | None, event: DiceForgeEvent) -> State:
             lanes=((),) * event.players,
         )
     assert state is not None
-    match event:
-        case AgendaChanged(lanes=lanes, lane_order=order, flow=flow):
-            return _replace(state, lanes=lanes, lane_order=order, flow=flow)
-        case DiceRolled(seat=seat, dice=dice, slots=slots):
-            p = state.players[seat]
+    # Cases in order of frequency: a match tries them one by one. Fields are read from
+    # the event, not captured by the patterns (a capture costs extra work per field).
+    e = event
+    match e:
+        case AgendaChanged():
+            return _replace(state, lanes=e.lanes, lane_order=e.lane_order, flow=e.flow)
+        case ResourcesGained():
+            p = state.players[e.seat]
+            return _with(
+                state, e.seat, _replace(p, gold=p.gold + e.gold, sun=p.sun + e.sun,
+                                        moon=p.moon + e.moon, glory=p.glory + e.glory)
+            )  # fmt: skip
+        case DiceRolled():
+            p = state.players[e.seat]
             up = list(p.up)
-            for d, s in zip(dice, slots, strict=True):
+            for d, s in zip(e.dice, e.slots, strict=True):
                 up[d] = s
-            return _with(state, seat, _replace(p, up=(up[0], up[1])))
-        case ResourcesGained(seat=seat, gold=g, sun=s, moon=m, glory=v):
-            p = state.players[seat]
-            return _with(
-                state, seat, _replace(p, gold=p.gold + g, sun=p.sun + s, moon=p.moon + m,
-                                      glory=p.glory + v)
-            )  # fmt: skip
-        case ResourcesLost(seat=seat, gold=g, sun=s, moon=m, glory=v):
-            p = state.players[seat]
-            return _with(
-                state, seat, _replace(p, gold=p.gold - g, sun=p.sun - s, moon=p.moon - m,
-                                      glory=p.glory - v)
-            )  # fmt: skip
-        case ResourcesSpent(seat=seat, gold=g, sun=s, moon=m):
-            p = state.players[seat]
-            return _with(state, seat, _replace(p, gold=p.gold - g, sun=p.sun - s, moon=p.moon - m))
-        case HammerAdvanced(seat=seat, position=pos, completed=done, glory=v):
-            p = state.players[seat]
-            return _with(
-                state, seat, _replace(p, hammer_pos=pos, hammers=p.hammers - done,
-                                      glory=p.glory + v)
-            )  # fmt: skip
-        case HammerTokenPlaced(seat=seat):
-            p = state.players[seat]
-            pos = p.hammer_pos if p.hammers else 0
-            return _with(state, seat, _replace(p, hammers=p.hammers + 1, hammer_pos=pos))
-        case FaceBought(seat=seat, face=face, cost=cost):
-            i = data.POOL_OF_FACE[face]
-            sanctuary = list(state.sanctuary)
-            sanctuary[i] = _remove_one(sanctuary[i], face)
-            p = state.players[seat]
-            state = _replace(state, sanctuary=tuple(sanctuary))
-            return _with(state, seat, _replace(p, gold=p.gold - cost))
-        case GardenFaceTaken(face=face):
-            i = data.GARDEN_OF_FACE[face]
-            gardens = list(state.gardens)
-            gardens[i] = _remove_one(gardens[i], face)
-            return _replace(state, gardens=tuple(gardens))
-        case FaceForged(seat=seat, die=die, slot=slot, face=face, replaced=old):
-            p = state.players[seat]
+            return _with(state, e.seat, _replace(p, up=(up[0], up[1])))
+        case FacesApplied() | TurnEnded() | OfferingFinished():
+            return state
+        case FaceForged():
+            p = state.players[e.seat]
+            die, slot = e.die, e.slot
             faces = p.dice[die]
-            new = (*faces[:slot], face, *faces[slot + 1 :])
+            new = (*faces[:slot], e.face, *faces[slot + 1 :])
             dice = (new, p.dice[1]) if die == 0 else (p.dice[0], new)
             up = (slot, p.up[1]) if die == 0 else (p.up[0], slot)
-            return _with(state, seat, _replace(p, dice=dice, up=up, discard=(*p.discard, old)))
-        case ExtraActionTaken(seat=seat, sun=sun):
-            p = state.players[seat]
-            return _with(state, seat, _replace(p, sun=p.sun - sun))
-        case FeatPerformed(seat=seat, sun=sun, moon=moon):
-            p = state.players[seat]
-            return _with(state, seat, _replace(p, sun=p.sun - sun, moon=p.moon - moon))
-        case PawnMoved(seat=seat, island=island):
-            return _with(state, seat, _replace(state.players[seat], pawn=island))
-        case HeroOusted(seat=seat):
-            return _with(state, seat, _replace(state.players[seat], pawn=data.START_PORTAL))
-        case CardTaken(seat=seat, slot=slot, card=card):
-            i = data.SLOT_INDEX[slot]
+            return _with(
+                state, e.seat, _replace(p, dice=dice, up=up, discard=(*p.discard, e.replaced))
+            )
+        case TurnStarted():
+            return _replace(state, active=e.seat, round=e.round)
+        case FaceBought():
+            i = data.POOL_OF_FACE[e.face]
+            sanctuary = list(state.sanctuary)
+            sanctuary[i] = _remove_one(sanctuary[i], e.face)
+            p = state.players[e.seat]
+            state = _replace(state, sanctuary=tuple(sanctuary))
+            return _with(state, e.seat, _replace(p, gold=p.gold - e.cost))
+        case FeatPerformed():
+            p = state.players[e.seat]
+            return _with(state, e.seat, _replace(p, sun=p.sun - e.sun, moon=p.moon - e.moon))
+        case CardTaken():
+            i = data.SLOT_INDEX[e.slot]
             stacks = list(state.stacks)
             stacks[i] = stacks[i][1:]
-            p = state.players[seat]
+            p = state.players[e.seat]
             state = _replace(state, stacks=tuple(stacks))
-            return _with(state, seat, _replace(p, cards=(*p.cards, card)))
-        case TokenGained(seat=seat, token=token):
-            p = state.players[seat]
-            if token == "cerberus":
-                return _with(state, seat, _replace(p, cerberus=p.cerberus + 1))
-            return _with(state, seat, _replace(p, triton=p.triton + 1))
-        case TokenUsed(seat=seat, token=token):
-            p = state.players[seat]
-            if token == "cerberus":
-                return _with(state, seat, _replace(p, cerberus=p.cerberus - 1))
-            return _with(state, seat, _replace(p, triton=p.triton - 1))
-        case TurnStarted(seat=seat, round=rnd):
-            return _replace(state, active=seat, round=rnd)
-        case (
-            MirrorCopied() | FacesApplied() | ReinforcementUsed() | ReinforcementsEnded()
-            | OfferingFinished() | TurnEnded() | RoundEnded()
-        ):  # fmt: skip
+            return _with(state, e.seat, _replace(p, cards=(*p.cards, e.card)))
+        case HammerAdvanced():
+            p = state.players[e.seat]
+            return _with(
+                state, e.seat, _replace(p, hammer_pos=e.position, hammers=p.hammers - e.completed,
+                                        glory=p.glory + e.glory)
+            )  # fmt: skip
+        case PawnMoved():
+            return _with(state, e.seat, _replace(state.players[e.seat], pawn=e.island))
+        case ExtraActionTaken():
+            p = state.players[e.seat]
+            return _with(state, e.seat, _replace(p, sun=p.sun - e.sun))
+        case HeroOusted():
+            return _with(state, e.seat, _replace(state.players[e.seat], pawn=data.START_PORTAL))
+        case ResourcesSpent():
+            p = state.players[e.seat]
+            return _with(
+                state, e.seat, _replace(p, gold=p.gold - e.gold, sun=p.sun - e.sun,
+                                        moon=p.moon - e.moon)
+            )  # fmt: skip
+        case HammerTokenPlaced():
+            p = state.players[e.seat]
+            pos = p.hammer_pos if p.hammers else 0
+            return _with(state, e.seat, _replace(p, hammers=p.hammers + 1, hammer_pos=pos))
+        case ResourcesLost():
+            p = state.players[e.seat]
+            return _with(
+                state, e.seat, _replace(p, gold=p.gold - e.gold, sun=p.sun - e.sun,
+                                        moon=p.moon - e.moon, glory=p.glory - e.glory)
+            )  # fmt: skip
+        case GardenFaceTaken():
+            i = data.GARDEN_OF_FACE[e.face]
+            gardens = list(state.gardens)
+            gardens[i] = _remove_one(gardens[i], e.face)
+            return _replace(state, gardens=tuple(gardens))
+        case TokenGained():
+            p = state.players[e.seat]
+            if e.token == "cerberus":
+                return _with(state, e.seat, _replace(p, cerberus=p.cerberus + 1))
+            return _with(state, e.seat, _replace(p, triton=p.triton + 1))
+        case TokenUsed():
+            p = state.players[e.seat]
+            if e.token == "cerberus":
+                return _with(state, e.seat, _replace(p, cerberus=p.cerberus - 1))
+            return _with(state, e.seat, _replace(p, triton=p.triton - 1))
+        case MirrorCopied() | ReinforcementUsed() | ReinforcementsEnded() | RoundEnded():
             return state
-        case GameEnded(ranks=ranks, scores=scores, reason=reason):
-            return _replace(state, outcome=Outcome(ranks=ranks, scores=scores, reason=reason))
+        case GameEnded():
+            return _replace(state, outcome=Outcome(ranks=e.ranks, scores=e.scores, reason=e.reason))
         case GameStarted():
             raise AssertionError("unreachable")
         case _:
-            assert_never(event)
+            assert_never(e)

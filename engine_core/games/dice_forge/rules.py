@@ -199,19 +199,22 @@ def split_count(state: State, g: Gain) -> int:
 
 
 # ---------------------------------------------------------------- blocking
-_SENSITIVE = (ShipOrder, ShipOffer, PlaceFace)
+# Task checks on hot paths compare exact types (tasks are never subclassed): a failed
+# isinstance against a Struct class costs several times a set lookup.
+_SENSITIVE = frozenset({ShipOrder, ShipOffer, PlaceFace})
 
 
 def sensitive(task: object) -> bool:
     """Lane steps whose result depends on what seats earlier in the order did."""
-    return isinstance(task, _SENSITIVE) or (isinstance(task, Bless) and "MIRROR" in task.eff)
+    kind = type(task)
+    return kind in _SENSITIVE or (kind is Bless and "MIRROR" in task.eff)
 
 
 def blocked(lanes, order: Iterable[int], seat: int) -> bool:
     for s in order:
         if s == seat:
             return False
-        if any(not isinstance(t, BoarReward) for t in lanes[s]):
+        if any(type(t) is not BoarReward for t in lanes[s]):
             return True
     return False
 
@@ -246,7 +249,7 @@ def awaiting(state: State) -> tuple[int, ...]:
 
 # =================================================================== legal moves
 def _buyable(state: State, gold: int, exclude: tuple[str, ...] = (), discount: int = 0):
-    out = []
+    """The faces ``gold`` buys now, pool by pool (each face once), lazily."""
     for i, pool in enumerate(state.sanctuary):
         if not pool:
             continue
@@ -255,44 +258,48 @@ def _buyable(state: State, gold: int, exclude: tuple[str, ...] = (), discount: i
             continue
         for f in dict.fromkeys(pool):
             if f not in exclude:
-                out.append(f)
-    return out
+                yield f
 
 
-def _feats(state: State, p: Player, extra_sun: int) -> list[PerformFeat]:
-    out = []
+def can_buy(state: State, face: str, gold: int, exclude: tuple[str, ...] = (), discount: int = 0):
+    """Whether ``face`` is among ``_buyable(state, gold, exclude, discount)``."""
+    i = data.POOL_OF_FACE.get(face) if isinstance(face, str) else None
+    return (
+        i is not None
+        and face in state.sanctuary[i]
+        and max(0, data.SANCTUARY[i].cost - discount) <= gold
+        and face not in exclude
+    )
+
+
+def _feats(state: State, p: Player, extra_sun: int):
+    """The feats ``p`` can afford now (``extra_sun`` on top for an extra action), lazily."""
     for i, slot in enumerate(data.SLOTS):
         if state.stacks[i] and p.sun >= slot.sun + extra_sun and p.moon >= slot.moon:
-            out.append(PerformFeat(slot=slot.id))
-    return out
+            yield PerformFeat(slot=slot.id)
+
+
+def can_perform(state: State, p: Player, slot_id: str, extra_sun: int) -> bool:
+    """Whether ``PerformFeat(slot=slot_id)`` is among ``_feats(state, p, extra_sun)``."""
+    i = data.SLOT_INDEX.get(slot_id) if isinstance(slot_id, str) else None
+    if i is None:
+        return False
+    slot = data.SLOTS[i]
+    return bool(state.stacks[i]) and p.sun >= slot.sun + extra_sun and p.moon >= slot.moon
 
 
 def task_moves(state: State, task) -> list:
     """The moves that answer ``task`` (without Triton), the passive one first."""
     seat = task.seat
     p = state.players[seat]
-    match task:
-        case Bless():
-            if "MIRROR" in task.eff:
-                return [ChooseMirror(face=f) for f in mirror_targets(state, seat)]
-            for i, _ in yielding(task.eff):
-                if not task.picks[i]:
-                    opts = pick_options(task.eff[i])
-                    if opts:
-                        return [ChooseOption(option=o) for o in opts]
-            return []
-        case Gain():
-            return _split_moves(state, task)
-        case BoarReward():
-            return [ChooseOption(option=o) for o in data.BOAR_OWNER_OPTIONS]
-        case CerberusOffer():
-            return [UseCerberus(use=False), UseCerberus(use=True)]
-        case ShipOrder():
-            return [OrderFaces(ship_first=False), OrderFaces(ship_first=True)]
-        case ShipOffer():
-            return [ShipPass()] + [
-                ShipBuy(face=f) for f in _buyable(state, p.gold, discount=task.discount)
-            ]
+    match task:  # the most frequent first
+        case Action():
+            moves = [EndTurn()]
+            if _no_extra(p, task):
+                return moves
+            moves += [BuyFace(face=f) for f in _buyable(state, p.gold)]
+            moves += _feats(state, p, _extra_sun(task))
+            return moves
         case PlaceFace():
             return [
                 ForgeFace(die=d, slot=s)
@@ -300,6 +307,8 @@ def task_moves(state: State, task) -> list:
                 for s in range(6)
                 if FACES[p.dice[d][s]].kind != BOAR
             ]
+        case Gain():
+            return _split_moves(state, task)
         case Reinforce():
             moves: list = [EndReinforcements()]
             for i, c in enumerate(p.cards):
@@ -312,16 +321,28 @@ def task_moves(state: State, task) -> list:
                 elif c == "ELDER" and p.gold >= data.ELDER_GOLD:
                     moves.append(UseReinforcement(card=i, option=""))
             return moves
-        case Action():
-            moves = [EndTurn()]
-            if task.extra and p.sun < data.EXTRA_ACTION_SUN:
-                return moves
-            moves += [BuyFace(face=f) for f in _buyable(state, p.gold)]
-            moves += _feats(state, p, data.EXTRA_ACTION_SUN if task.extra else 0)
-            return moves
         case Offering():
             return [FinishOffering()] + [
                 BuyFace(face=f) for f in _buyable(state, p.gold, exclude=task.bought)
+            ]
+        case Bless():
+            if "MIRROR" in task.eff:
+                return [ChooseMirror(face=f) for f in mirror_targets(state, seat)]
+            for i, _ in yielding(task.eff):
+                if not task.picks[i]:
+                    opts = pick_options(task.eff[i])
+                    if opts:
+                        return [ChooseOption(option=o) for o in opts]
+            return []
+        case BoarReward():
+            return [ChooseOption(option=o) for o in data.BOAR_OWNER_OPTIONS]
+        case CerberusOffer():
+            return [UseCerberus(use=False), UseCerberus(use=True)]
+        case ShipOrder():
+            return [OrderFaces(ship_first=False), OrderFaces(ship_first=True)]
+        case ShipOffer():
+            return [ShipPass()] + [
+                ShipBuy(face=f) for f in _buyable(state, p.gold, discount=task.discount)
             ]
         case ChooseBearer():
             return [ChooseBoarBearer(seat=s) for s in range(len(state.players)) if s != seat]
@@ -362,6 +383,92 @@ def legal_moves(state: State, seat: int) -> tuple:
     if seat == state.active and state.players[seat].triton > 0:
         moves = [*moves, *(UseTriton(option=o) for o in data.TRITON_OPTIONS)]
     return tuple(moves)
+
+
+def answers(state: State, seat: int, task, move) -> bool:
+    """Whether ``move`` is in ``legal_moves(state, seat)`` (``task`` is the seat's task),
+    checked without listing every move for the tasks that come up most often. Types are
+    compared exactly, as move equality does (and tasks are never subclassed)."""
+    kind = type(move)
+    if kind is UseTriton:
+        return (
+            seat == state.active
+            and state.players[seat].triton > 0
+            and move.option in tuple(data.TRITON_OPTIONS)
+        )
+    p = state.players[task.seat]
+    task_kind = type(task)
+    if task_kind is PlaceFace and kind is ForgeFace:
+        d, s = move.die, move.slot
+        return d in (0, 1) and s in range(6) and FACES[p.dice[d][s]].kind != BOAR
+    if task_kind is Action:
+        if kind is BuyFace:
+            return not _no_extra(p, task) and can_buy(state, move.face, p.gold)
+        if kind is PerformFeat:
+            return not _no_extra(p, task) and can_perform(state, p, move.slot, _extra_sun(task))
+        return kind is EndTurn
+    if task_kind is Offering:
+        if kind is BuyFace:
+            return can_buy(state, move.face, p.gold, exclude=task.bought)
+        return kind is FinishOffering
+    if task_kind is Gain:
+        if kind is not SplitGain:
+            return False
+        h, gg, sg, mg = move.hammer, move.gold_glory, move.sun_glory, move.moon_glory
+        cyc, sen = task.mod == "cyclops", task.mod == "sentinel"
+        return (
+            h in range(min(task.gold, hammer_capacity(p)) + 1)
+            and (gg in range(task.gold - h + 1) if cyc else gg == 0)
+            and (sg in range(task.sun + 1) if sen else sg == 0)
+            and (mg in range(task.moon + 1) if sen else mg == 0)
+        )
+    if task_kind is Reinforce:
+        if kind is UseReinforcement:
+            return _reinforcement_ok(p, task, move.card, move.option)
+        return kind is EndReinforcements
+    return move in task_moves(state, task)
+
+
+def _reinforcement_ok(p: Player, task: Reinforce, i: int, option: str) -> bool:
+    if i not in range(len(p.cards)) or i in task.used:
+        return False
+    card = p.cards[i]
+    if card == "HIND":
+        return option in data.DIE_NAMES
+    if card == "OWL":
+        return option in tuple(data.OWL_OPTIONS)
+    return card == "ELDER" and p.gold >= data.ELDER_GOLD and option == ""
+
+
+def has_choice(state: State, task: Reinforce | Action | Offering) -> bool:
+    """Whether ``task_moves(state, task)`` offers more than the passive move."""
+    p = state.players[task.seat]
+    match task:
+        case Reinforce():
+            return any(
+                c in ("HIND", "OWL") or (c == "ELDER" and p.gold >= data.ELDER_GOLD)
+                for i, c in enumerate(p.cards)
+                if i not in task.used
+            )
+        case Action():
+            if _no_extra(p, task):
+                return False
+            return _any(_buyable(state, p.gold)) or _any(_feats(state, p, _extra_sun(task)))
+        case Offering():
+            return _any(_buyable(state, p.gold, exclude=task.bought))
+
+
+def _no_extra(p: Player, task: Action) -> bool:
+    """An extra action the player cannot pay for: only ``EndTurn``."""
+    return task.extra and p.sun < data.EXTRA_ACTION_SUN
+
+
+def _extra_sun(task: Action) -> int:
+    return data.EXTRA_ACTION_SUN if task.extra else 0
+
+
+def _any(items) -> bool:
+    return next(iter(items), None) is not None
 
 
 # =================================================================== the context
@@ -600,7 +707,7 @@ def step_lane(ctx: Ctx, seat: int, head) -> bool:
             return True
         case ShipOffer():
             p = ctx.player(seat)
-            if _buyable(ctx.state, p.gold, discount=head.discount) or (
+            if _any(_buyable(ctx.state, p.gold, discount=head.discount)) or (
                 seat == ctx.state.active and p.triton > 0
             ):
                 return False
@@ -650,12 +757,31 @@ def pass_action(ctx: Ctx) -> None:
 def step_flow(ctx: Ctx, head) -> bool:
     """Work off the flow head if it needs no decision; False if it waits for one."""
     seat = head.seat
-    match head:
+    match head:  # the most frequent first
+        case Action() | Offering() | Reinforce():
+            if has_choice(ctx.state, head) or ctx.player(seat).triton > 0:
+                return False
+            if isinstance(head, Reinforce):
+                ctx.flow.pop(0)
+            elif isinstance(head, Offering):
+                ctx.flow.pop(0)
+                ctx.emit(OfferingFinished(seat=seat))
+            else:
+                pass_action(ctx)
+            return True
         case BlessAll():
             ctx.flow.pop(0)
             ctx.order = seats_from(seat, ctx.n)
             for s in ctx.order:
                 divine_blessing(ctx, s, "blessing")
+            return True
+        case EndOfTurn():
+            ctx.flow.pop(0)
+            end_turn(ctx)
+            return True
+        case TakeCard():
+            ctx.flow.pop(0)
+            take_card(ctx, seat, head.slot)
             return True
         case BlessSeat():
             ctx.flow.pop(0)
@@ -665,25 +791,6 @@ def step_flow(ctx: Ctx, head) -> bool:
             ctx.flow.pop(0)
             faces = roll(ctx, seat, (head.die,), "minor")
             ctx.lane_push(seat, [new_bless(seat, faces, "minor", head.mod, cerberus=True)])
-            return True
-        case TakeCard():
-            ctx.flow.pop(0)
-            take_card(ctx, seat, head.slot)
-            return True
-        case EndOfTurn():
-            ctx.flow.pop(0)
-            end_turn(ctx)
-            return True
-        case Reinforce() | Action() | Offering():
-            if len(task_moves(ctx.state, head)) > 1 or ctx.player(seat).triton > 0:
-                return False
-            if isinstance(head, Reinforce):
-                ctx.flow.pop(0)
-            elif isinstance(head, Offering):
-                ctx.flow.pop(0)
-                ctx.emit(OfferingFinished(seat=seat))
-            else:
-                pass_action(ctx)
             return True
         case _:
             return False
@@ -831,44 +938,7 @@ effects) and Ferryman, Gorgon, Hydra (glory only) have none."""
 # =================================================================== decide
 def apply_move(ctx: Ctx, seat: int, task, move) -> None:
     """Apply a legal ``move`` answering ``task``."""
-    match move:
-        case UseTriton(option=o):
-            ctx.emit(TokenUsed(seat=seat, token="triton"))
-            g, s, m, v = data.TRITON_OPTIONS[o]
-            ctx.lane_push(seat, [Gain(seat=seat, gold=g, sun=s, moon=m, glory=v, source="triton")])
-        case ChooseMirror(face=face):
-            eff = list(task.eff)
-            eff[eff.index("MIRROR")] = face
-            ctx.emit(MirrorCopied(seat=seat, face=face))
-            ctx.lanes[seat][0] = _replace(task, eff=tuple(eff))
-        case ChooseOption(option=o):
-            if isinstance(task, BoarReward):
-                ctx.lanes[seat].pop(0)
-                gain(ctx, seat, data.BOAR_OWNER_OPTIONS[o], "boar")
-            else:
-                picks = list(task.picks)
-                i = next(
-                    i for i, _ in yielding(task.eff)
-                    if pick_options(task.eff[i]) and not picks[i]
-                )  # fmt: skip
-                picks[i] = o
-                ctx.lanes[seat][0] = _replace(task, picks=tuple(picks))
-        case SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
-            ctx.lanes[seat].pop(0)
-            apply_split(ctx, task, h, gg, sg, mg)
-        case OrderFaces(ship_first=first):
-            lane = ctx.lanes[seat]
-            lane.pop(0)
-            if first:
-                span = lane[: task.span]
-                gains = [t for t in span if isinstance(t, Gain)]
-                ships = [t for t in span if not isinstance(t, Gain)]
-                lane[: task.span] = ships + gains
-        case ShipBuy(face=face):
-            buy(ctx, seat, face, task.discount)
-            ctx.lanes[seat][0] = PlaceFace(seat=seat, face=face)
-        case ShipPass():
-            ctx.lanes[seat].pop(0)
+    match move:  # the most frequent moves first: a match tries its cases in order
         case ForgeFace(die=d, slot=s):
             if any(ctx.start.lanes):
                 ctx.lanes[seat].pop(0)
@@ -876,11 +946,23 @@ def apply_move(ctx: Ctx, seat: int, task, move) -> None:
                 ctx.flow.pop(0)
             old = ctx.player(seat).dice[d][s]
             ctx.emit(FaceForged(seat=seat, die=d, slot=s, face=task.face, replaced=old))
-        case UseCerberus(use=use):
+        case BuyFace(face=face):
+            bought: tuple[str, ...] = ()
+            if isinstance(task, Offering):
+                bought = task.bought
+            elif task.extra:
+                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+            buy(ctx, seat, face)
+            ctx.flow[0:1] = [PlaceFace(seat=seat, face=face),
+                             Offering(seat=seat, bought=(*bought, face))]  # fmt: skip
+        case SplitGain(hammer=h, gold_glory=gg, sun_glory=sg, moon_glory=mg):
             ctx.lanes[seat].pop(0)
-            if use:
-                ctx.emit(TokenUsed(seat=seat, token="cerberus"))
-                ctx.lanes[seat].insert(0, new_bless(seat, task.faces, task.kind, task.mod))
+            apply_split(ctx, task, h, gg, sg, mg)
+        case PerformFeat(slot=slot):
+            if task.extra:
+                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+            ctx.flow.pop(0)
+            perform_feat(ctx, seat, slot)
         case UseReinforcement(card=i, option=o):
             card = ctx.player(seat).cards[i]
             ctx.flow[0] = _replace(task, used=(*task.used, i))
@@ -894,42 +976,67 @@ def apply_move(ctx: Ctx, seat: int, task, move) -> None:
             else:
                 ctx.emit(ResourcesSpent(seat=seat, gold=data.ELDER_GOLD, reason="elder"))
                 gain(ctx, seat, (0, 0, 0, data.ELDER_GLORY), "elder")
+        case ChooseOption(option=o):
+            if isinstance(task, BoarReward):
+                ctx.lanes[seat].pop(0)
+                gain(ctx, seat, data.BOAR_OWNER_OPTIONS[o], "boar")
+            else:
+                picks = list(task.picks)
+                i = next(
+                    i for i, _ in yielding(task.eff)
+                    if pick_options(task.eff[i]) and not picks[i]
+                )  # fmt: skip
+                picks[i] = o
+                ctx.lanes[seat][0] = _replace(task, picks=tuple(picks))
         case EndReinforcements():
             ctx.flow.pop(0)
             ctx.emit(ReinforcementsEnded(seat=seat))
-        case BuyFace(face=face):
-            bought: tuple[str, ...] = ()
-            if isinstance(task, Offering):
-                bought = task.bought
-            elif task.extra:
-                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
-            buy(ctx, seat, face)
-            ctx.flow[0:1] = [PlaceFace(seat=seat, face=face),
-                             Offering(seat=seat, bought=(*bought, face))]  # fmt: skip
+        case EndTurn():
+            pass_action(ctx)
         case FinishOffering():
             ctx.flow.pop(0)
             ctx.emit(OfferingFinished(seat=seat))
-        case PerformFeat(slot=slot):
-            if task.extra:
-                ctx.emit(ExtraActionTaken(seat=seat, sun=data.EXTRA_ACTION_SUN))
+        case ChooseSatyrFaces(first=a, second=b):
             ctx.flow.pop(0)
-            perform_feat(ctx, seat, slot)
-        case EndTurn():
-            pass_action(ctx)
+            pl = ctx.state.players
+            faces = (up_face(pl[a[0]], a[1]), up_face(pl[b[0]], b[1]))
+            ctx.lane_push(seat, [new_bless(seat, faces, "satyrs")])
+        case ChooseMirror(face=face):
+            eff = list(task.eff)
+            eff[eff.index("MIRROR")] = face
+            ctx.emit(MirrorCopied(seat=seat, face=face))
+            ctx.lanes[seat][0] = _replace(task, eff=tuple(eff))
+        case ChooseMinorDie(die=d):
+            ctx.flow.pop(0)
+            ctx.flow[0:0] = [MinorBless(seat=seat, die=d, mod=task.mod) for _ in range(4)]
+        case UseTriton(option=o):
+            ctx.emit(TokenUsed(seat=seat, token="triton"))
+            g, s, m, v = data.TRITON_OPTIONS[o]
+            ctx.lane_push(seat, [Gain(seat=seat, gold=g, sun=s, moon=m, glory=v, source="triton")])
+        case OrderFaces(ship_first=first):
+            lane = ctx.lanes[seat]
+            lane.pop(0)
+            if first:
+                span = lane[: task.span]
+                gains = [t for t in span if isinstance(t, Gain)]
+                ships = [t for t in span if not isinstance(t, Gain)]
+                lane[: task.span] = ships + gains
+        case ShipBuy(face=face):
+            buy(ctx, seat, face, task.discount)
+            ctx.lanes[seat][0] = PlaceFace(seat=seat, face=face)
+        case ShipPass():
+            ctx.lanes[seat].pop(0)
+        case UseCerberus(use=use):
+            ctx.lanes[seat].pop(0)
+            if use:
+                ctx.emit(TokenUsed(seat=seat, token="cerberus"))
+                ctx.lanes[seat].insert(0, new_bless(seat, task.faces, task.kind, task.mod))
         case ChooseBoarBearer(seat=bearer):
             ctx.flow.pop(0)
             take_garden_face(ctx, seat, data.BOAR_FACE[task.colour], bearer)
         case ChooseShield(face=face):
             ctx.flow.pop(0)
             take_garden_face(ctx, seat, face, seat)
-        case ChooseSatyrFaces(first=a, second=b):
-            ctx.flow.pop(0)
-            pl = ctx.state.players
-            faces = (up_face(pl[a[0]], a[1]), up_face(pl[b[0]], b[1]))
-            ctx.lane_push(seat, [new_bless(seat, faces, "satyrs")])
-        case ChooseMinorDie(die=d):
-            ctx.flow.pop(0)
-            ctx.flow[0:0] = [MinorBless(seat=seat, die=d, mod=task.mod) for _ in range(4)]
         case _:
             raise IllegalMove("unknown_move", f"{move!r}")
 
@@ -938,7 +1045,7 @@ def decide(state: State, seat: int, move, rng: Rng) -> list:
     task = seat_task(state, seat)
     if task is None:
         raise IllegalMove("nothing_pending", f"seat {seat} has no decision pending")
-    if move not in legal_moves(state, seat):
+    if not answers(state, seat, task, move):
         raise IllegalMove(
             "not_legal",
             f"{move!r} does not answer the pending {type(task).__name__} now",

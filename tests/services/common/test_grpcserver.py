@@ -195,3 +195,15 @@ async def test_stop_reports_not_serving_before_refusing_calls(logs):
         assert reply.status == NOT_SERVING
         assert await in_flight == b"slow"  # the call in flight finished
         await stopping
+
+
+async def test_a_stream_the_client_stops_reading_is_logged_cancelled(channel, logs):
+    logs.take()
+    count = channel.unary_stream(f"/{SERVICE}/Count")
+    call = count(b"2")
+    async for _ in call:
+        call.cancel()
+        break
+    lines = await logs.rpc()
+    assert [line["code"] for line in lines] == ["CANCELLED"]
+    assert [line["level"] for line in lines] == ["info"]
