@@ -86,17 +86,24 @@ class NatsCluster:
     ) -> None:
         if size < 1:
             raise ValueError("a cluster has at least one node")
-        cluster_ports = [free_port() for _ in range(size)]
+        self.size = size
+        self.name = name
+        self.data_dir = data_dir
+        self.nodes = self._nodes()
+
+    def _nodes(self) -> list[NatsClusterNode]:
+        """Nodes on fresh free ports, each routed to all of them."""
+        cluster_ports = [free_port() for _ in range(self.size)]
         routes = [f"nats://127.0.0.1:{p}" for p in cluster_ports]
-        self.nodes = [
+        return [
             NatsClusterNode(
-                server_name=f"{name}-{i}",
+                server_name=f"{self.name}-{i}",
                 cluster_port=cluster_ports[i],
                 routes=routes,
-                cluster_name=name,
-                data_dir=None if data_dir is None else Path(data_dir) / f"node-{i}",
+                cluster_name=self.name,
+                data_dir=None if self.data_dir is None else Path(self.data_dir) / f"node-{i}",
             )
-            for i in range(size)
+            for i in range(self.size)
         ]
 
     @property
@@ -109,9 +116,19 @@ class NatsCluster:
         """The same, comma-separated (as a ``TABLETOP_NATS_URL`` value)."""
         return ",".join(self.urls)
 
-    def start(self, timeout: float = 30.0) -> Self:
-        for node in self.nodes:
-            node.start(timeout)
+    def start(self, timeout: float = 30.0, *, attempts: int = 3) -> Self:
+        for attempt in range(attempts):
+            try:
+                for node in self.nodes:
+                    node.start(timeout)
+                break
+            except ServerError as e:
+                # A "free" port taken by another process meanwhile (tests run
+                # in parallel): start over on new ports.
+                if "address already in use" not in str(e) or attempt == attempts - 1:
+                    raise
+                self.close()
+                self.nodes = self._nodes()
         self.wait_healthy(timeout)
         return self
 

@@ -8,7 +8,9 @@ With gRPC's default policy (pick_first) every call would go to one of them.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 import pytest
@@ -50,10 +52,17 @@ def _replica(counts: dict[int, int], index: int):  # type: ignore[no-untyped-def
     return register
 
 
-def _spread(counts: dict[int, int]) -> None:
-    # Both replicas got a fair share (the first calls may all go to the
-    # replica that was connected first, while the other connects).
-    assert set(counts) == {0, 1} and min(counts.values()) >= 5, counts
+async def _calls_spread(call: Any, counts: dict[int, int]) -> None:
+    """Once both replicas are connected (the first calls may all go to the
+    one that connected first), round robin alternates between them."""
+    deadline = asyncio.get_running_loop().time() + 10
+    while set(counts) != {0, 1}:
+        assert asyncio.get_running_loop().time() < deadline, f"one replica only: {counts}"
+        await call()
+    counts.clear()
+    for _ in range(20):
+        await call()
+    assert counts == {0: 10, 1: 10}
 
 
 @pytest.fixture
@@ -93,29 +102,31 @@ async def test_balanced_channel_options_spread_calls(replicas) -> None:  # type:
             request_serializer=match_pb2.CreateMatchRequest.SerializeToString,
             response_deserializer=match_pb2.CreateMatchResponse.FromString,
         )
-        for _ in range(20):
-            await call(match_pb2.CreateMatchRequest(game="tic_tac_toe"), timeout=5)
-    _spread(counts)
+        await _calls_spread(
+            lambda: call(match_pb2.CreateMatchRequest(game="tic_tac_toe"), timeout=5), counts
+        )
 
 
 async def test_matchmaking_creates_matches_on_every_replica(replicas) -> None:  # type: ignore[no-untyped-def]
     target, counts = replicas
     creator = GrpcMatchCreator(target, ServiceToken(Tokens(AuthSettings(secret=SECRET))))
     try:
-        for i in range(20):
-            await creator.create_match("tic_tac_toe", ["guest:a", "guest:b"], "", key=f"k{i}")
+        await _calls_spread(
+            lambda: creator.create_match("tic_tac_toe", ["guest:a", "guest:b"], "", key="k"),
+            counts,
+        )
     finally:
         await creator.channel.close()
-    _spread(counts)
 
 
 async def test_the_bot_worker_calls_every_replica(replicas) -> None:  # type: ignore[no-untyped-def]
     target, counts = replicas
     worker = BotWorker(BotSettings(match_addr=target, jwt_secret=SECRET))
     try:
-        for _ in range(20):
-            await worker.stub.CreateMatch(match_pb2.CreateMatchRequest(game="x"), timeout=5)
+        await _calls_spread(
+            lambda: worker.stub.CreateMatch(match_pb2.CreateMatchRequest(game="x"), timeout=5),
+            counts,
+        )
     finally:
         await worker.channel.close()
         await worker.redis.aclose()
-    _spread(counts)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from services.common.servers import NatsServer, free_port, nats_server_binary
+from services.common.servers import NatsServer, ServerError, free_port, nats_server_binary
 from tests.deploy.manifests import OVERLAYS, one, pod_template, render
 
 
@@ -83,21 +83,29 @@ def test_the_shipped_nats_config_forms_a_jetstream_cluster(overlay: str, tmp_pat
     import time
 
     conf, env, replicas = _conf_and_env(overlay)
-    ports = [
-        {"client": free_port(), "cluster": free_port(), "monitor": free_port()}
-        for _ in range(replicas)
-    ]
-    nodes = []
+    nodes: list[ConfiguredNats] = []
     try:
-        for i in range(replicas):
-            folder = tmp_path / f"nats-{i}"
-            folder.mkdir()
-            path = folder / "nats.conf"
-            path.write_text(_local(conf, i, ports, folder))
-            node = ConfiguredNats(
-                path, {**env, "POD_NAME": f"nats-{i}"}, ports[i]["client"], folder
-            )
-            nodes.append(node.start())
+        for attempt in range(3):
+            ports = [
+                {"client": free_port(), "cluster": free_port(), "monitor": free_port()}
+                for _ in range(replicas)
+            ]
+            try:
+                for i in range(replicas):
+                    folder = tmp_path / f"try-{attempt}" / f"nats-{i}"
+                    folder.mkdir(parents=True)
+                    path = folder / "nats.conf"
+                    path.write_text(_local(conf, i, ports, folder))
+                    env_i = {**env, "POD_NAME": f"nats-{i}"}
+                    nodes.append(ConfiguredNats(path, env_i, ports[i]["client"], folder).start())
+                break
+            except ServerError as e:
+                # A "free" port taken meanwhile by a test running in parallel.
+                if "address already in use" not in str(e) or attempt == 2:
+                    raise
+                for node in nodes:
+                    node.close()
+                nodes = []
         deadline = time.monotonic() + 30
         while True:  # every node healthy and agreeing on a JetStream meta leader
             health = [_get(p["monitor"], "/healthz?js-enabled-only=true")[0] for p in ports]

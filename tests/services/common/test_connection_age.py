@@ -53,9 +53,10 @@ async def test_an_aged_connection_is_replaced_without_failed_calls() -> None:
     config = ServerConfig(
         host="127.0.0.1", max_connection_age_seconds=0.5, max_connection_age_grace_seconds=1
     )
-    peers = await _peers_seen(config, 2.5)
-    # Every call answered (asserted above), over several connections in turn.
-    assert len(set(peers)) >= 3, set(peers)
+    peers = await _peers_seen(config, 3.0)
+    # Every call answered (asserted above), over more than one connection in
+    # turn (about six at this age; fewer when the machine is busy).
+    assert len(set(peers)) >= 2, set(peers)
 
 
 async def test_without_an_age_one_connection_serves_every_call() -> None:
