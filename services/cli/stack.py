@@ -158,6 +158,11 @@ def grpc_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bo
         return False
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM stops the stack the way Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
 class Stack:
     """The supervisor. ``start()`` brings everything up in order, ``stop()``
     takes it down in reverse; ``run()`` does both around a watch loop."""
@@ -309,7 +314,7 @@ class Stack:
     def run(self) -> int:
         """Start, print the endpoints, watch until Ctrl-C/SIGTERM or a death."""
         self.echo("Starting the Tabletop stack ...")
-        signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             self.start()
         except (StackError, ServerError) as e:
