@@ -85,3 +85,24 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
             assert "finished" in watch.stdout, f"match {match_id} lost across a restart"
     finally:
         again.stop()
+
+
+def test_a_dead_service_is_reported_with_its_log_and_the_stack_stops(
+    settings: StackSettings,
+) -> None:
+    stack = Stack(settings, echo=lambda _line: None)
+    stack.start()
+    children = list(stack.children)
+    try:
+        assert stack.check() is None
+        match = next(c for c in children if c.name == "match")
+        assert match.proc is not None
+        match.proc.kill()
+        match.proc.wait(10)
+        dead = stack.check()
+        assert dead is match
+        assert "match_service_started" in dead.log_tail(), "its last log lines are at hand"
+    finally:
+        stack.stop()
+    assert not any(c.alive for c in children), "every other service is stopped too"
+    assert stack.nats is not None and not stack.nats.running
