@@ -138,9 +138,11 @@ class BaseGame:
 
     @classmethod
     def _move_classes(cls) -> tuple[type, ...]:
-        if cls._move_tuple is None:
-            cls._move_tuple = union_members(cls.Move)
-        return cls._move_tuple
+        found = cls.__dict__.get("_move_tuple")  # per class: a subclass may have other moves
+        if found is None:
+            found = union_members(cls.Move)
+            cls._move_tuple = found
+        return found
 
     _move_set: frozenset[type] | None = None
 
