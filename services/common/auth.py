@@ -24,7 +24,7 @@ from typing import Any
 
 import jwt
 
-from services.common.errors import Unauthenticated
+from services.common.errors import FailedPrecondition, Unauthenticated
 
 DEV_SECRET = "tabletop-dev-secret-change-me-0123456789"
 """Used when ``TABLETOP_JWT_SECRET`` is unset: fine on a laptop, never in production."""
@@ -98,7 +98,12 @@ class AuthSettings:
         if self.algorithm in _SYMMETRIC:
             return self.secret
         if not self.private_key:
-            raise RuntimeError(f"{self.algorithm} tokens need TABLETOP_JWT_PRIVATE_KEY to sign")
+            # a replica that only verifies (no private key): FAILED_PRECONDITION
+            raise FailedPrecondition(
+                "signing_unavailable",
+                f"this server only verifies {self.algorithm} tokens and cannot issue any "
+                "(TABLETOP_JWT_PRIVATE_KEY is not set here)",
+            )
         return self.private_key
 
     def _verifying_key(self) -> str:
