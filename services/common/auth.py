@@ -24,7 +24,7 @@ from typing import Any
 
 import jwt
 
-from services.common.errors import FailedPrecondition, Unauthenticated
+from services.common.errors import FailedPrecondition, PermissionDenied, Unauthenticated
 
 DEV_SECRET = "tabletop-dev-secret-change-me-0123456789"
 """Used when ``TABLETOP_JWT_SECRET`` is unset: fine on a laptop, never in production."""
@@ -33,6 +33,11 @@ ROLE_PLAYER = "player"
 ROLE_SERVICE = "service"
 GUEST_PREFIX = "guest:"
 BOT_PREFIX = "bot:"
+MAX_PLAYER_ID_CHARS = 200
+"""Longest player id a match or a ticket accepts (the same rule everywhere)."""
+PARTY_AUDIENCE = "tabletop:party"
+"""The ``aud`` of a party token. A bearer check passes no audience, and PyJWT
+refuses any token that has one: a party token never authenticates a call."""
 _SYMMETRIC = {"HS256", "HS384", "HS512"}
 
 
@@ -189,6 +194,45 @@ class Tokens:
             raise Unauthenticated("invalid_token", "the token has a bad subject or role")
         return Principal(subject=subject, role=role, claims=claims)
 
+    def party_token(self, member: str, leader: str, game: str, ttl_s: int = 300) -> tuple[str, int]:
+        """``member``'s consent to be queued for ``game`` in ``leader``'s party:
+        ``(token, expires_at_unix)``. Single use (the matchmaker remembers its
+        ``jti``); never valid as a bearer token (it has an audience)."""
+        now = int(time.time())
+        claims = {
+            "sub": member,
+            "leader": leader,
+            "game": game,
+            "aud": PARTY_AUDIENCE,
+            "jti": secrets.token_hex(12),
+            "iss": self.settings.issuer,
+            "iat": now,
+            "exp": now + ttl_s,
+        }
+        token = jwt.encode(claims, self.settings._signing_key(), algorithm=self.settings.algorithm)
+        return token, now + ttl_s
+
+    def verify_party_token(self, token: str) -> Mapping[str, Any]:
+        """The claims of a valid party token (``sub`` the member, ``leader``,
+        ``game``, ``jti``); ``PermissionDenied("bad_party_token")`` otherwise."""
+        try:
+            claims = jwt.decode(
+                token,
+                self.settings._verifying_key(),
+                algorithms=[self.settings.algorithm],
+                issuer=self.settings.issuer,
+                audience=PARTY_AUDIENCE,
+                leeway=self.settings.leeway_s,
+                options={"require": ["sub", "exp", "iat", "jti", "aud"]},
+            )
+        except jwt.ExpiredSignatureError:
+            raise PermissionDenied("party_token_expired", "the party token has expired") from None
+        except jwt.InvalidTokenError as e:
+            raise PermissionDenied("bad_party_token", f"invalid party token: {e}") from None
+        if not all(isinstance(claims.get(k), str) for k in ("sub", "leader", "game", "jti")):
+            raise PermissionDenied("bad_party_token", "the party token lacks its claims")
+        return claims
+
     def guest(self, name: str = "") -> tuple[str, str, int]:
         """A fresh guest: ``(player_id, token, expires_at_unix)``."""
         player_id = GUEST_PREFIX + secrets.token_hex(8)
@@ -217,6 +261,11 @@ def bearer_token(metadata: Any) -> str:
 def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
     """Call metadata carrying ``token`` (for clients and tests)."""
     return (("authorization", f"Bearer {token}"),)
+
+
+def valid_player_id(player_id: str) -> bool:
+    """1..``MAX_PLAYER_ID_CHARS`` characters, none of them a control character."""
+    return 0 < len(player_id) <= MAX_PLAYER_ID_CHARS and player_id.isprintable()
 
 
 def is_bot(player_id: str) -> bool:

@@ -1,13 +1,15 @@
 """Bounds on every request, checked once at the edge before any handler runs.
 
 Every string field of every request (nested messages included) is at most
-``DEFAULT_STRING_CHARS`` characters, except the JSON fields, which may hold
+``DEFAULT_STRING_CHARS`` characters (player ids: ``MAX_PLAYER_ID_CHARS``, as a match and a
+ticket accept them), except the JSON fields, which may hold
 up to ``JSON_STRING_CHARS`` (their byte size, 64 KiB by default, and their
 nesting are checked where they are decoded: ``services.common.codecs.check_json``). A repeated
 string field holds at most ``DEFAULT_REPEATED`` values (``events`` more).
 Beyond that a call fails with ``INVALID_ARGUMENT``:
 
-* ``field_too_long`` (metadata ``field``, ``limit``): a string too long;
+* ``field_too_long`` (metadata ``field``, ``limit``, and ``index`` in a
+  repeated field): a string too long;
 * ``too_many_values`` (metadata ``field``, ``limit``): a repeated field too long.
 
 So no id, name or key of unbounded size reaches a store, a log line or an
@@ -24,6 +26,7 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from services.common.auth import MAX_PLAYER_ID_CHARS
 from services.common.errors import InvalidArgument
 from services.common.logging import wrap_handler
 
@@ -41,8 +44,10 @@ JSON_STRING_CHARS = 1024 * 1024
 """A backstop only: the services refuse JSON over their own (smaller) byte
 limits with ``json_too_large`` where they decode it."""
 DEFAULT_REPEATED = 64
+TOKEN_CHARS = 8 * 1024
 
 _JSON_FIELDS = ("move_json", "options_json", "move", "options", "events")
+_PLAYER_FIELDS = ("players", "party", "player", "player_id", "leader")
 
 
 class Limits:
@@ -56,7 +61,12 @@ class Limits:
         default_chars: int = DEFAULT_STRING_CHARS,
         default_count: int = DEFAULT_REPEATED,
     ) -> None:
-        self.chars = {name: JSON_STRING_CHARS for name in _JSON_FIELDS} | dict(chars or {})
+        self.chars = (
+            {name: JSON_STRING_CHARS for name in _JSON_FIELDS}
+            | {"party_tokens": TOKEN_CHARS}
+            | {name: MAX_PLAYER_ID_CHARS for name in _PLAYER_FIELDS}
+            | dict(chars or {})
+        )
         self.counts = {"events": 1_000_000} | dict(counts or {})
         self.default_chars = default_chars
         self.default_count = default_count
@@ -90,13 +100,15 @@ def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str
                         field=name,
                         limit=str(count),
                     )
-            for v in values:
+            for i, v in enumerate(values):
                 if len(v) > chars:
+                    where = {"index": str(i)} if _is_repeated(field) else {}
                     raise InvalidArgument(
                         "field_too_long",
                         f"{name} is limited to {chars} characters",
                         field=name,
                         limit=str(chars),
+                        **where,
                     )
         elif field.type == _MESSAGE:
             if field.message_type.GetOptions().map_entry:

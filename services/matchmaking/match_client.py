@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import grpc
 
 from services.common.auth import ROLE_SERVICE, Tokens
+from services.common.errors import error_info
 from services.common.grpcserver import balanced_channel_options
 from services.matchmaking.ports import CreatedMatch, MatchCreationFailed
 from services.matchmaking.settings import MatchmakingSettings
@@ -21,6 +23,17 @@ from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 SERVICE_SUBJECT = "service:matchmaking"
 _RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+
+
+def _blamed(info: Any, players: list[str]) -> str:
+    """The player a refusal names (ErrorInfo ``index`` into the seat order, as
+    CreateMatch's ``bad_players`` gives it), or ""."""
+    if info is None:
+        return ""
+    index = info.metadata.get("index", "")
+    if index.isdigit() and int(index) < len(players):
+        return players[int(index)]
+    return ""
 
 
 class ServiceToken:
@@ -78,8 +91,11 @@ class GrpcMatchCreator:
                 return CreatedMatch(res.match_id, {p: s for s, p in enumerate(players)})
             except grpc.aio.AioRpcError as e:
                 if e.code() not in _RETRY or attempt == self.attempts or not key:
+                    info = error_info(e)
                     raise MatchCreationFailed(
-                        f"{e.code().name}: {e.details()}", transient=e.code() in _RETRY
+                        f"{e.code().name}: {e.details()}",
+                        transient=e.code() in _RETRY,
+                        player=_blamed(info, players),
                     ) from e
             await asyncio.sleep(delay)
             delay *= 2

@@ -61,13 +61,16 @@ class MatchmakingProcess:
         await self.redis.ping()
         if s.run_api:
             await self.events.start()
-            app = Matchmaking(self.store, self.ratings, self.events, default_registry(), s)
+            tokens = Tokens(s.auth())
+            app = Matchmaking(
+                self.store, self.ratings, self.events, default_registry(), s, tokens=tokens
+            )
             self.server = GrpcServer(
                 ServerConfig(host=s.grpc_host, port=s.grpc_port, grace_seconds=s.grace_s)
             )
             self.server.add_service(
                 pb_grpc.add_MatchmakingServiceServicer_to_server,
-                MatchmakingServicer(app, TokenVerifier(Tokens(s.auth()))),
+                MatchmakingServicer(app, TokenVerifier(tokens)),
                 SERVICE_NAME,
             )
             await self.server.start()

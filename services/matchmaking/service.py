@@ -101,9 +101,16 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 request.options_json,
                 list(request.party),
                 request.allow_bots,
+                list(request.party_tokens),
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)
+
+    async def JoinParty(self, request: pb.JoinPartyRequest, context) -> pb.JoinPartyResponse:
+        bind(game=request.game)
+        caller = self._caller(context)
+        token, expires = await self.app.join_party(caller, request.leader, request.game)
+        return pb.JoinPartyResponse(party_token=token, expires_at=expires)
 
     async def CancelTicket(
         self, request: pb.CancelTicketRequest, context
