@@ -20,7 +20,7 @@ from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.ports import MatchCreator
 from services.matchmaking.ratings import Ratings
 from services.matchmaking.results import ResultsConsumer
-from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer, TokenVerifier
+from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import TicketStore
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -70,7 +70,7 @@ class MatchmakingProcess:
             )
             self.server.add_service(
                 pb_grpc.add_MatchmakingServiceServicer_to_server,
-                MatchmakingServicer(app, TokenVerifier(tokens)),
+                MatchmakingServicer(app, tokens),
                 SERVICE_NAME,
             )
             await self.server.start()

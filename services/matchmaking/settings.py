@@ -96,14 +96,12 @@ class MatchmakingSettings:
         warning, when nothing is set."""
         base = self.auth_settings
         if base is None:
-            base = (
+            return (
                 AuthSettings(secret=self.jwt_secret)
                 if self.jwt_secret
                 else AuthSettings.from_env({})
             )
-        if self.jwt_secret and base.secret != self.jwt_secret:
-            base = dataclasses.replace(base, secret=self.jwt_secret)
-        return base
+        return dataclasses.replace(base, secret=self.jwt_secret) if self.jwt_secret else base
 
     def window(self, waited_s: float) -> float:
         """The rating window of a ticket that has waited ``waited_s`` seconds."""
