@@ -20,6 +20,7 @@ from prometheus_client import start_http_server
 from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
@@ -69,7 +70,7 @@ class MatchServer:
         if s.auth.uses_dev_secret:
             log.warning("dev_jwt_secret", hint="set TABLETOP_JWT_SECRET outside local development")
         self._nc = await nats.connect(
-            s.nats_url,
+            nats_servers(s.nats_url),
             name="tabletop-match",
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,

@@ -15,6 +15,7 @@ from engine_core.registry import default_registry
 from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.matchmaking.app import Matchmaking, TicketEvents
 from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.ports import MatchCreator
@@ -84,7 +85,7 @@ class MatchmakingProcess:
             self.matchmaker = Matchmaker(self.store, self.creator, s)
             self._tasks.append(asyncio.create_task(self.matchmaker.run(self._stop)))
         if s.run_ratings:
-            self._nc = await nats.connect(s.nats_url, max_reconnect_attempts=-1)
+            self._nc = await nats.connect(nats_servers(s.nats_url), max_reconnect_attempts=-1)
             self.consumer = ResultsConsumer(
                 self._nc.jetstream(),
                 self.ratings,
