@@ -99,6 +99,11 @@ class AuthSettings:
     def uses_dev_secret(self) -> bool:
         return self.algorithm in _SYMMETRIC and self.secret == DEV_SECRET
 
+    @property
+    def can_sign(self) -> bool:
+        """Whether tokens can be issued here (a symmetric secret, or a private key)."""
+        return self.algorithm in _SYMMETRIC or bool(self.private_key)
+
     def _signing_key(self) -> str:
         if self.algorithm in _SYMMETRIC:
             return self.secret
@@ -243,6 +248,28 @@ class Tokens:
     def from_metadata(self, metadata: Any) -> Principal:
         """The principal of gRPC invocation metadata (``authorization: Bearer ...``)."""
         return self.verify(bearer_token(metadata))
+
+
+class ServiceToken:
+    """A service token (``role: "service"``) for one caller, issued again
+    before it expires. ``ServiceToken(tokens, "service:match")()`` is the token."""
+
+    def __init__(self, tokens: Tokens, subject: str, ttl_s: int = 3600) -> None:
+        self.tokens = tokens
+        self.subject = subject
+        self.ttl_s = ttl_s
+        self._token = ""
+        self._renew_at = 0.0
+
+    def __call__(self) -> str:
+        now = time.time()
+        if now >= self._renew_at:
+            self._token = self.tokens.issue(self.subject, role=ROLE_SERVICE, ttl_s=self.ttl_s)
+            self._renew_at = now + self.ttl_s / 2
+        return self._token
+
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return bearer_metadata(self())
 
 
 def bearer_token(metadata: Any) -> str:

@@ -17,7 +17,7 @@ import redis.asyncio as redis
 from nats.aio.client import Client as NATS
 from prometheus_client import start_http_server
 
-from services.common.auth import Tokens
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
@@ -32,6 +32,9 @@ from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
 
+RULES_CALLER = "service:match"
+"""The subject of the match service's token to the rules service."""
+
 SERVICE_NAMES = (
     match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
     match_pb2.DESCRIPTOR.services_by_name["AuthService"].full_name,
@@ -44,7 +47,14 @@ def make_rules(settings: MatchSettings) -> RulesClient:
         return InProcessRules()
     from services.match.rules_grpc import GrpcRules
 
-    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s)
+    # A service token with every call, for a rules service that requires one
+    # (TABLETOP_RULES_REQUIRE_SERVICE_TOKEN): whenever this replica can sign.
+    token = None
+    if settings.auth.can_sign:
+        token = ServiceToken(Tokens(settings.auth), RULES_CALLER)
+    else:
+        log.info("rules_calls_without_token", hint="no key to sign a service token here")
+    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s, token=token)
 
 
 class MatchServer:

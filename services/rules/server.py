@@ -38,11 +38,18 @@ def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcSe
     from services.rules.servicer import SERVICE_NAME, RulesServicer
     from tabletop.rules.v1 import rules_pb2_grpc
 
+    guard: tuple[Any, ...] = ()
+    if settings.require_service_token:
+        from services.common.auth import Tokens
+        from services.common.guard import ServiceTokenInterceptor
+
+        guard = (ServiceTokenInterceptor(Tokens(settings.auth), [SERVICE_NAME]),)
     server = GrpcServer(
         settings.server_config(reuse_port=reuse_port),
         interceptors=(
             LoggingInterceptor(observers=[metrics.observe]),
             ErrorInterceptor(),
+            *guard,
             BoundsInterceptor(),
         ),
     )
