@@ -122,10 +122,18 @@ class GrpcServer:
         config: ServerConfig = ServerConfig(),
         *,
         interceptors: Sequence[grpc.aio.ServerInterceptor] | None = None,
+        guards: Sequence[grpc.aio.ServerInterceptor] = (),
     ) -> None:
+        """``guards`` (rate limits, token checks) go between ``ErrorInterceptor``
+        and ``BoundsInterceptor`` in the default chain."""
         self.config = config
         if interceptors is None:
-            interceptors = (LoggingInterceptor(), ErrorInterceptor(), BoundsInterceptor())
+            interceptors = (
+                LoggingInterceptor(),
+                ErrorInterceptor(),
+                *guards,
+                BoundsInterceptor(),
+            )
         self.server = grpc.aio.server(
             interceptors=list(interceptors),
             options=server_options(config),

@@ -21,6 +21,7 @@ from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
+from services.common.ratelimit import RateLimiter, RateLimitInterceptor, match_rules
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
@@ -69,6 +70,7 @@ class MatchServer:
         self.grpc: GrpcServer | None = None
         self.metrics_port: int | None = None
         self._metrics: Any = None
+        self._limiter: RateLimiter | None = None
 
     @property
     def address(self) -> str:
@@ -110,13 +112,15 @@ class MatchServer:
                 results_stream=s.results_stream,
             ),
         )
+        self._limiter = RateLimiter.connect(s.redis_url, s.limits)
         server = GrpcServer(
             ServerConfig(
                 host=s.host,
                 port=s.port,
                 grace_seconds=s.grace_s,
                 max_connection_age_seconds=s.max_connection_age_s or None,
-            )
+            ),
+            guards=(RateLimitInterceptor(self._limiter, self.tokens, match_rules(s.limits)),),
         )
         server.add_service(
             match_pb2_grpc.add_MatchServiceServicer_to_server,
@@ -161,6 +165,9 @@ class MatchServer:
         close = getattr(self.rules, "close", None)
         if close is not None:
             await close()
+        if self._limiter is not None:
+            await self._limiter.close()
+            self._limiter = None
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

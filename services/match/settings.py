@@ -19,6 +19,7 @@
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
 | TABLETOP_JWT_*                        | see services.common.auth |
+| TABLETOP_LIMIT_*, TABLETOP_LIMITS_ENABLED | see services.common.ratelimit |
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from services.common.auth import AuthSettings
+from services.common.ratelimit import LimitSettings
 
 
 def _flag(value: str) -> bool:
@@ -56,6 +58,7 @@ class MatchSettings:
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
     auth: AuthSettings = field(default_factory=AuthSettings)
+    limits: LimitSettings = field(default_factory=LimitSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MatchSettings:
@@ -90,6 +93,7 @@ class MatchSettings:
                 "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
             ),
             auth=AuthSettings.from_env(env),
+            limits=LimitSettings.from_env(env),
         )
 
     def with_(self, **changes: Any) -> MatchSettings:

@@ -16,6 +16,7 @@ from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
+from services.common.ratelimit import RateLimiter, RateLimitInterceptor, matchmaking_rules
 from services.matchmaking.app import Matchmaking, TicketEvents
 from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.ports import MatchCreator
@@ -51,6 +52,7 @@ class MatchmakingProcess:
         self._tasks: list[asyncio.Task[None]] = []
         self.metrics_port: int | None = None
         self._closers: list[Any] = []
+        self.limiter: RateLimiter | None = None
 
     @property
     def port(self) -> int:
@@ -66,8 +68,11 @@ class MatchmakingProcess:
             app = Matchmaking(
                 self.store, self.ratings, self.events, default_registry(), s, tokens=tokens
             )
+            self.limiter = RateLimiter.connect(s.redis_url, s.limits)
+            self._closers.append(self.limiter.close)
             self.server = GrpcServer(
-                ServerConfig(host=s.grpc_host, port=s.grpc_port, grace_seconds=s.grace_s)
+                ServerConfig(host=s.grpc_host, port=s.grpc_port, grace_seconds=s.grace_s),
+                guards=(RateLimitInterceptor(self.limiter, tokens, matchmaking_rules(s.limits)),),
             )
             self.server.add_service(
                 pb_grpc.add_MatchmakingServiceServicer_to_server,

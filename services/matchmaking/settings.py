@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from services.common.auth import AuthSettings
+from services.common.ratelimit import LimitSettings
 
 _PREFIX = "TABLETOP_"
 # Settings every service shares keep their plain names; the rest are
@@ -72,15 +73,20 @@ class MatchmakingSettings:
 
     # How tokens are checked (TABLETOP_JWT_*, read once by from_env).
     auth_settings: AuthSettings | None = None
+    # Per-caller limits (TABLETOP_LIMIT_*, services.common.ratelimit).
+    limits: LimitSettings = dataclasses.field(default_factory=LimitSettings)
 
     @classmethod
     def from_env(
         cls, environ: dict[str, str] | None = None, **overrides: Any
     ) -> MatchmakingSettings:
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {"auth_settings": AuthSettings.from_env(env)}
+        values: dict[str, Any] = {
+            "auth_settings": AuthSettings.from_env(env),
+            "limits": LimitSettings.from_env(env),
+        }
         for f in dataclasses.fields(cls):
-            if f.name == "auth_settings":
+            if f.name in ("auth_settings", "limits"):
                 continue
             raw = env.get(env_name(f.name))
             if raw is None:
