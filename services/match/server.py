@@ -74,8 +74,12 @@ class MatchServer:
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
             connect_timeout=5,
+            # No buffering while disconnected: a publish then fails at once and
+            # surely was not sent (else it would be sent on reconnecting, after
+            # its caller was told it timed out).
+            pending_size=0,
         )
-        js = self._nc.jetstream(timeout=5.0)
+        js = self._nc.jetstream(timeout=s.store_timeout_s)
         config = StreamConfig(
             name=s.stream,
             replicas=s.stream_replicas,
@@ -88,7 +92,7 @@ class MatchServer:
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
         self.app = MatchApp(
             rules=self.rules,
-            store=JetStreamStore(js, config),
+            store=JetStreamStore(js, config, timeout_s=s.store_timeout_s),
             cache=RedisProjectionCache(self._redis, ttl_s=s.cache_ttl_s),
             index=index,
             config=AppConfig(

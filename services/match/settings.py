@@ -12,6 +12,7 @@
 | TABLETOP_MATCH_STREAM                 | MATCHES                  |
 | TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
+| TABLETOP_MATCH_STORE_TIMEOUT_S        | 5.0 (a JetStream call)   |
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
@@ -47,6 +48,7 @@ class MatchSettings:
     stream: str = "MATCHES"
     stream_replicas: int = 1
     duplicate_window_s: float = 120.0
+    store_timeout_s: float = 5.0
     results_stream: str = "RESULTS"
     index_bucket: str = "MATCH_INDEX"
     decide_attempts: int = 5
@@ -79,6 +81,7 @@ class MatchSettings:
             duplicate_window_s=get(
                 "TABLETOP_MATCH_DUPLICATE_WINDOW_S", d.duplicate_window_s, float
             ),
+            store_timeout_s=get("TABLETOP_MATCH_STORE_TIMEOUT_S", d.store_timeout_s, float),
             decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
             hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
             cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),
