@@ -74,10 +74,6 @@ class MatchServer:
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
             connect_timeout=5,
-            # No buffering while disconnected: a publish then fails at once and
-            # surely was not sent (else it would be sent on reconnecting, after
-            # its caller was told it timed out).
-            pending_size=0,
         )
         js = self._nc.jetstream(timeout=s.store_timeout_s)
         config = StreamConfig(
@@ -92,7 +88,7 @@ class MatchServer:
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
         self.app = MatchApp(
             rules=self.rules,
-            store=JetStreamStore(js, config, timeout_s=s.store_timeout_s),
+            store=JetStreamStore(js, config, timeout_s=s.store_timeout_s, nc=self._nc),
             cache=RedisProjectionCache(self._redis, ttl_s=s.cache_ttl_s),
             index=index,
             config=AppConfig(

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import nats.errors
+from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, NoStreamResponseError, NotFoundError
 
@@ -85,10 +86,17 @@ async def ensure_streams(js: JetStreamContext, config: StreamConfig) -> None:
 
 
 class JetStreamStore:
-    def __init__(self, js: JetStreamContext, config: StreamConfig, timeout_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        config: StreamConfig,
+        timeout_s: float = 5.0,
+        nc: NATS | None = None,
+    ) -> None:
         self.js = js
         self.config = config
         self.timeout_s = timeout_s
+        self.nc = nc  # when given, no append is buffered while it is disconnected
 
     def subject(self, match_id: str) -> str:
         return f"{self.config.subject_prefix}.{match_id}"
@@ -110,6 +118,11 @@ class JetStreamStore:
             "Nats-Msg-Id": msg_id,
             **(extra_headers or {}),
         }
+        if self.nc is not None and not self.nc.is_connected:
+            # nats-py would keep the message and send it once reconnected,
+            # after its caller was told it timed out: refuse it now instead
+            # (reads may wait for the reconnection; an append may not).
+            raise StoreUnavailable("not connected to NATS: the append was not sent")
         try:
             ack = await self.js.publish(
                 self.subject(match_id),
