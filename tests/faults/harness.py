@@ -271,6 +271,7 @@ class Load:
         metadata = bearer_metadata(self.stack.tokens.issue(player))
         started = time.monotonic()
         attempt = driver
+        unknown = False  # an earlier attempt may have been applied
         while True:
             stub = self._stubs[attempt % len(self._stubs)]
             attempt += 1
@@ -285,11 +286,15 @@ class Load:
                 phase.errors[f"{e.code().name} {reason}".strip()] += 1
                 if e.code() not in RETRYABLE:
                     raise
-                if method == "SubmitMove" and reason in NOT_APPLIED:
-                    # Taken at its word: a new key for the next try. Had it
-                    # been applied after all, expected_version would make the
-                    # next try ABORTED (an unexpected error), and the audit
-                    # would find the key in the stream.
+                if reason not in NOT_APPLIED:
+                    unknown = True  # outcome_unknown, a deadline: maybe applied
+                elif method == "SubmitMove" and not unknown:
+                    # "Not applied" speaks for the attempts it answers: after
+                    # an unknown one, that one still may land, so the same key
+                    # goes on. Else it is taken at its word: a new key for the
+                    # next try. Had it been applied after all,
+                    # expected_version would make that try ABORTED (an
+                    # unexpected error), and the audit finds the key.
                     self.not_applied.append((request.match_id, player, request.idempotency_key))
                     raise _NotApplied from None
                 if time.monotonic() - started > self.give_up_s:
@@ -539,6 +544,7 @@ class Report:
             "not_applied_but_applied": a.not_applied_but_applied,
             "unacknowledged_commits": a.unacknowledged,
             "unexpected_errors": self.unexpected,
+            "problems": a.problems[:50],
             "phases": [
                 {
                     "phase": p.name,
@@ -573,6 +579,8 @@ class Report:
             f"{a.not_applied_but_applied}; commits never acked {a.unacknowledged}; "
             f"{self.seconds:.1f} s"
         )
+        lines += [f"  problem: {x}" for x in a.problems[:20]]
+        lines += [f"  unexpected: {x}" for x in self.unexpected[:20]]
         return "\n".join(lines)
 
 

@@ -26,5 +26,7 @@ async def test_faults_short() -> None:
 
 
 @pytest.mark.slow
-async def test_faults_long() -> None:
-    check(await run_suite(long=True, fault_s=5.0, calm_s=2.0, drivers=12, recover_max_s=30.0))
+async def test_faults_long(capsys) -> None:
+    report = await run_suite(long=True, fault_s=5.0, calm_s=2.0, drivers=12, recover_max_s=30.0)
+    with capsys.disabled():  # the figures, in every make test-slow
+        check(report)
