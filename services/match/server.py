@@ -18,9 +18,10 @@ import redis.asyncio as redis
 from nats.aio.client import Client as NATS
 from prometheus_client import start_http_server
 
-from services.common.auth import Tokens
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
@@ -32,6 +33,9 @@ from services.match.store import JetStreamStore, StreamConfig, ensure_streams
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
+
+RULES_CALLER = "service:match"
+"""The subject of the match service's token to the rules service."""
 
 SERVICE_NAMES = (
     match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -45,7 +49,14 @@ def make_rules(settings: MatchSettings) -> RulesClient:
         return InProcessRules()
     from services.match.rules_grpc import GrpcRules
 
-    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s)
+    # A service token with every call, for a rules service that requires one
+    # (TABLETOP_RULES_REQUIRE_SERVICE_TOKEN): whenever this replica can sign.
+    token = None
+    if settings.auth.can_sign:
+        token = ServiceToken(Tokens(settings.auth), RULES_CALLER)
+    else:
+        log.info("rules_calls_without_token", hint="no key to sign a service token here")
+    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s, token=token)
 
 
 class MatchServer:
@@ -74,7 +85,7 @@ class MatchServer:
         if s.auth.uses_dev_secret:
             log.warning("dev_jwt_secret", hint="set TABLETOP_JWT_SECRET outside local development")
         self._nc = await nats.connect(
-            s.nats_url,
+            nats_servers(s.nats_url),
             name="tabletop-match",
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,

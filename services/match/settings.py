@@ -5,7 +5,7 @@
 | TABLETOP_MATCH_HOST                   | 127.0.0.1                |
 | TABLETOP_MATCH_PORT                   | 0 (a free port)          |
 | TABLETOP_MATCH_METRICS_PORT           | -1 (off; 0 = a free port)|
-| TABLETOP_NATS_URL                     | nats://127.0.0.1:4222    |
+| TABLETOP_NATS_URL (comma-separated ok) | nats://127.0.0.1:4222    |
 | TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
 | TABLETOP_RULES_ADDR                   | "" (rules in process)    |
 | TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
