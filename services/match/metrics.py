@@ -37,3 +37,7 @@ PROJECTION_LOOKUPS = Counter(
     "Projections loaded, by where they were found (memory, redis, stream)",
     ["source"],
 )
+FACTS_RELAYED = Counter(
+    "tabletop_match_finished_facts_relayed_total",
+    "MatchFinished facts the relay published because the write path had not",
+)

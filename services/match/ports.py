@@ -65,11 +65,17 @@ class AppendConflict(Exception):
 
 class EventStore(Protocol):
     async def append(
-        self, match_id: str, commit: Commit, expected_seq: int, msg_id: str
+        self,
+        match_id: str,
+        commit: Commit,
+        expected_seq: int,
+        msg_id: str,
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bool]:
         """Append ``commit`` if the match's last sequence is ``expected_seq``
         (0: no commit yet). Returns ``(seq, duplicate)``; raises
-        ``AppendConflict`` when another commit came first."""
+        ``AppendConflict`` when another commit came first, and tells an
+        append that was surely not written from one that may have been."""
         ...
 
     async def last_seq(self, match_id: str) -> int:

@@ -10,6 +10,7 @@ the connections.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import nats
@@ -26,6 +27,7 @@ from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
 from services.match.ports import InProcessRules, RulesClient
+from services.match.relay import FinishedRelay
 from services.match.servicer import AuthServicer, MatchServicer
 from services.match.settings import MatchSettings
 from services.match.store import JetStreamStore, StreamConfig, ensure_streams
@@ -71,6 +73,9 @@ class MatchServer:
         self.metrics_port: int | None = None
         self._metrics: Any = None
         self._limiter: RateLimiter | None = None
+        self.relay: FinishedRelay | None = None
+        self._relay_stop = asyncio.Event()
+        self._relay_task: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -88,7 +93,7 @@ class MatchServer:
             reconnect_time_wait=0.2,
             connect_timeout=5,
         )
-        js = self._nc.jetstream(timeout=5.0)
+        js = self._nc.jetstream(timeout=s.store_timeout_s)
         config = StreamConfig(
             name=s.stream,
             replicas=s.stream_replicas,
@@ -99,9 +104,10 @@ class MatchServer:
         index = MatchIndex(js, s.index_bucket, s.stream_replicas)
         await index.open()
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        store = JetStreamStore(js, config, timeout_s=s.store_timeout_s, nc=self._nc)
         self.app = MatchApp(
             rules=self.rules,
-            store=JetStreamStore(js, config),
+            store=store,
             cache=RedisProjectionCache(self._redis, ttl_s=s.cache_ttl_s),
             index=index,
             config=AppConfig(
@@ -113,6 +119,15 @@ class MatchServer:
             ),
         )
         self._limiter = RateLimiter.connect(s.redis_url, s.limits)
+        if s.relay_finished:
+            self.relay = FinishedRelay(
+                js,
+                store,
+                index,
+                results_prefix=config.results_prefix,
+                results_stream=s.results_stream,
+            )
+            self._relay_task = asyncio.create_task(self.relay.run(self._relay_stop))
         server = GrpcServer(
             ServerConfig(
                 host=s.host,
@@ -162,6 +177,14 @@ class MatchServer:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))
             except TimeoutError:
                 log.warning("cache_writes_dropped")
+        if self._relay_task is not None:
+            # Cancelled at once: what it had not acked is redelivered to another
+            # replica (or this one, restarted), where it is a no-op if done.
+            self._relay_stop.set()
+            self._relay_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._relay_task
+            self._relay_task = None
         close = getattr(self.rules, "close", None)
         if close is not None:
             await close()

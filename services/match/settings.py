@@ -12,6 +12,8 @@
 | TABLETOP_MATCH_STREAM                 | MATCHES                  |
 | TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
+| TABLETOP_MATCH_STORE_TIMEOUT_S        | 5.0 (a JetStream call)   |
+| TABLETOP_MATCH_RELAY_FINISHED         | 1 (relay MatchFinished)  |
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
@@ -49,6 +51,8 @@ class MatchSettings:
     stream: str = "MATCHES"
     stream_replicas: int = 1
     duplicate_window_s: float = 120.0
+    store_timeout_s: float = 5.0
+    relay_finished: bool = True  # follow the stream for finished matches (see relay.py)
     results_stream: str = "RESULTS"
     index_bucket: str = "MATCH_INDEX"
     decide_attempts: int = 5
@@ -82,6 +86,8 @@ class MatchSettings:
             duplicate_window_s=get(
                 "TABLETOP_MATCH_DUPLICATE_WINDOW_S", d.duplicate_window_s, float
             ),
+            store_timeout_s=get("TABLETOP_MATCH_STORE_TIMEOUT_S", d.store_timeout_s, float),
+            relay_finished=get("TABLETOP_MATCH_RELAY_FINISHED", d.relay_finished, _flag),
             decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
             hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
             cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),
