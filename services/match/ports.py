@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import msgspec
 
 from engine_core.decider import Game, fold, start
-from engine_core.errors import MalformedMove
+from engine_core.errors import EngineError, MalformedMove
 from engine_core.registry import Registry, default_registry
 from services.common.codecs import (
     codec_for,
@@ -29,7 +29,11 @@ from services.common.codecs import (
     encode_state,
     peek_state_game,
 )
+from services.common.errors import InvalidArgument
+from services.common.logging import get_logger
 from services.match.model import Commit, Decision, Projection
+
+log = get_logger("match.rules")
 
 
 class RulesUnavailable(Exception):
@@ -148,7 +152,17 @@ class InProcessRules:
     async def decide(self, state: bytes, seat: int, move: str, entropy: bytes) -> Decision:
         game, s = self._open(state)
         m = decode_move(game, move.encode())
-        events = game.decide(s, seat, m, entropy)
+        try:
+            events = game.decide(s, seat, m, entropy)
+        except EngineError:
+            raise
+        except Exception as e:  # a move the rules do not cover: the client's, not a crash
+            log.error("engine_failed_on_input", error=type(e).__name__, exc_info=e)
+            raise InvalidArgument(
+                "unprocessable_input",
+                f"the engine could not process this move ({type(e).__name__})",
+                error=type(e).__name__,
+            ) from None
         return self._decision(game, fold(game, events, s), events)
 
     async def evolve(self, game: str, state: bytes | None, events: Sequence[str]) -> bytes:

@@ -6,6 +6,7 @@ turns them into statuses with ``ErrorInfo`` details (see ``rules.proto``).
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any
 
@@ -13,9 +14,9 @@ import grpc
 import msgspec
 
 from engine_core.decider import Game, apply, start
-from engine_core.errors import UnknownSeat
+from engine_core.errors import EngineError, UnknownSeat
 from engine_core.notation import move_text
-from engine_core.registry import Registry, default_registry
+from engine_core.registry import Registry, UnknownGame, default_registry
 from engine_core.types import Outcome
 from services.common.codecs import (
     check_json,
@@ -27,8 +28,8 @@ from services.common.codecs import (
     peek_state_game,
     to_json,
 )
-from services.common.errors import FailedPrecondition, InvalidArgument
-from services.common.logging import bind
+from services.common.errors import FailedPrecondition, InvalidArgument, ServiceError
+from services.common.logging import bind, get_logger
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
@@ -65,6 +66,36 @@ def outcome_pb(outcome: Outcome | None) -> common_pb2.Outcome | None:
     return common_pb2.Outcome(
         ranks=list(outcome.ranks), scores=list(outcome.scores), reason=outcome.reason
     )
+
+
+_log = get_logger("rules")
+_REJECTIONS = (ServiceError, EngineError, UnknownGame, grpc.aio.AbortError)
+
+
+def _on_client_input(rpc: Any) -> Any:
+    """Every input of these calls is the client's (the state too: this service
+    keeps none). A state can decode as the game's type and still be one no
+    game reaches (crafted, or mutated in transit), and the engine trusts its
+    states: what it raises then is answered ``INVALID_ARGUMENT
+    unprocessable_input``, never INTERNAL, and logged with its traceback (an
+    engine bug on a real state shows up there)."""
+
+    @functools.wraps(rpc)
+    async def call(self: Any, request: Any, context: Any) -> Any:
+        try:
+            return await rpc(self, request, context)
+        except _REJECTIONS:
+            raise
+        except Exception as e:
+            _log.error("engine_failed_on_input", error=type(e).__name__, exc_info=e)
+            raise InvalidArgument(
+                "unprocessable_input",
+                f"the engine could not process this input ({type(e).__name__}): "
+                "a state no game reaches, or a move the rules do not cover",
+                error=type(e).__name__,
+            ) from None
+
+    return call
 
 
 def _tag(value: Any) -> str:
@@ -154,6 +185,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     ) -> rules_pb2.ListGamesResponse:
         return self._games
 
+    @_on_client_input
     async def NewGame(
         self, request: rules_pb2.NewGameRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.NewGameResponse:
@@ -181,6 +213,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             rules_version=game.rules_version,
         )
 
+    @_on_client_input
     async def ApplyMove(
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ApplyMoveResponse:
@@ -201,6 +234,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             rules_version=game.rules_version,
         )
 
+    @_on_client_input
     async def LegalMoves(
         self, request: rules_pb2.LegalMovesRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.LegalMovesResponse:
@@ -213,6 +247,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             moves=[to_json(m).decode() for m in moves], texts=[move_text(m) for m in moves]
         )
 
+    @_on_client_input
     async def View(
         self, request: rules_pb2.ViewRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ViewResponse:
@@ -230,12 +265,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             view = game.view(state, seat)
         return rules_pb2.ViewResponse(view=to_json(view).decode(), status=self._status(game, state))
 
+    @_on_client_input
     async def Outcome(
         self, request: rules_pb2.OutcomeRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.OutcomeResponse:
         game, state = self._game_and_state(request.game, request.state)
         return rules_pb2.OutcomeResponse(status=self._status(game, state))
 
+    @_on_client_input
     async def Fold(
         self, request: rules_pb2.FoldRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.FoldResponse:

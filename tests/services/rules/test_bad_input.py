@@ -293,3 +293,15 @@ def test_long_strings_are_refused_and_never_echoed(stub):
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
         assert error_info(e.value).reason == "field_too_long"
         assert len(e.value.details()) <= 512
+
+
+def test_a_state_no_game_reaches_is_invalid_argument_not_internal(stub):
+    short = msgspec.structs.replace(_ttt_state(), board=(-1, -1, -1))  # 3 cells, not 9
+    data = encode_state(TTT, short)
+    move = '{"type": "place_mark", "cell": 7}'
+    for rpc, request in (
+        (stub.ApplyMove, rules_pb2.ApplyMoveRequest(state=data, seat=0, move=move)),
+        (stub.LegalMoves, rules_pb2.LegalMovesRequest(state=data, seat=0)),
+    ):
+        info = _fails(rpc, request, grpc.StatusCode.INVALID_ARGUMENT, "unprocessable_input")
+        assert info.metadata["error"] == "IndexError"
