@@ -10,7 +10,10 @@ Beyond that a call fails with ``INVALID_ARGUMENT``:
 
 * ``field_too_long`` (metadata ``field``, ``limit``, and ``index`` in a
   repeated field): a string too long;
-* ``too_many_values`` (metadata ``field``, ``limit``): a repeated field too long.
+* ``too_many_values`` (metadata ``field``, ``limit``): a repeated field too long;
+* ``malformed_request``: bytes that are not the request message at all
+  (corrupt wire format, a string field that is not UTF-8), which gRPC itself
+  would answer with UNKNOWN.
 
 So no id, name or key of unbounded size reaches a store, a log line or an
 error message, whatever the RPC. ``BoundsInterceptor`` goes after
@@ -117,8 +120,41 @@ def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str
                 check_request(sub, limits, f"{name}.")
 
 
+class _Undecodable:
+    """What the request deserializer gives for bytes that are not the message
+    (corrupt wire format, a string that is not UTF-8): the handler then
+    answers INVALID_ARGUMENT ``malformed_request`` instead of gRPC's UNKNOWN."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _safe(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as e:  # DecodeError, UnicodeDecodeError, ...
+            return _Undecodable(e)
+
+    return deserialize
+
+
+def _checked(request: Any, limits: Limits) -> None:
+    if isinstance(request, _Undecodable):
+        raise InvalidArgument(
+            "malformed_request",
+            f"the request is not a valid message: {type(request.error).__name__}",
+        )
+    if isinstance(request, Message):
+        check_request(request, limits)
+
+
 class BoundsInterceptor(grpc.aio.ServerInterceptor):
-    """Checks every request message with ``check_request`` before its handler."""
+    """Checks every request message with ``check_request`` before its handler
+    (and turns bytes that do not decode into ``malformed_request``)."""
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits
@@ -137,17 +173,16 @@ class BoundsInterceptor(grpc.aio.ServerInterceptor):
             if streaming:
 
                 def stream(request: Any, context: Any) -> Any:
-                    if isinstance(request, Message):
-                        check_request(request, limits)
+                    _checked(request, limits)
                     return behavior(request, context)
 
                 return stream
 
             async def unary(request: Any, context: Any) -> Any:
-                if isinstance(request, Message):
-                    check_request(request, limits)
+                _checked(request, limits)
                 return await behavior(request, context)
 
             return unary
 
-        return wrap_handler(handler, wrapper)
+        wrapped = wrap_handler(handler, wrapper)
+        return wrapped._replace(request_deserializer=_safe(handler.request_deserializer))  # type: ignore[attr-defined]

@@ -279,20 +279,23 @@ class Fuzzer:
             return
         request = self.inputs.request(desc, cls)
         metadata = self.inputs.metadata()
+        serialize = cls.SerializeToString
+        if self.inputs.chance(0.05):  # bytes that are not the message at all
+            serialize = self._corrupt
         ch = self.stack.channels[channel]
         self.figures.inputs += 1
         started = time.monotonic()
         if streaming:
             call = ch.unary_stream(
                 method,
-                request_serializer=cls.SerializeToString,
+                request_serializer=serialize,
                 response_deserializer=lambda b: b,
             )(request, metadata=metadata, timeout=DEADLINE_S)
             code = await self._read_stream(call, method, request)
         else:
             call = ch.unary_unary(
                 method,
-                request_serializer=cls.SerializeToString,
+                request_serializer=serialize,
                 response_deserializer=lambda b: b,
             )
             try:
@@ -330,6 +333,17 @@ class Fuzzer:
             return e.code()
         finally:
             call.cancel()
+
+    def _corrupt(self, request: Any) -> bytes:
+        data = bytearray(request.SerializeToString())
+        rng = self.inputs.rng
+        if not data or rng.random() < 0.3:
+            return rng.randbytes(rng.randrange(1, 200))
+        if rng.random() < 0.5:  # a string field that is not UTF-8
+            return bytes([0x0A, 3, 0xFF, 0xFE, 0xFD]) + bytes(data)
+        for _ in range(rng.randrange(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        return bytes(data)
 
     def _bad(self, code: grpc.StatusCode, method: str, request: Any, details: str) -> None:
         if code in BAD:

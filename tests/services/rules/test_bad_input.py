@@ -305,3 +305,18 @@ def test_a_state_no_game_reaches_is_invalid_argument_not_internal(stub):
     ):
         info = _fails(rpc, request, grpc.StatusCode.INVALID_ARGUMENT, "unprocessable_input")
         assert info.metadata["error"] == "IndexError"
+
+
+@pytest.mark.parametrize(
+    "raw", [b"\xff\xff\xff", b"\x0a\x03\xff\xfe\xfd", b"\x0a\x80", b"\x12\x05abc"]
+)
+def test_bytes_that_are_no_request_are_invalid_argument(channel, raw):
+    call = channel.unary_unary(
+        "/tabletop.rules.v1.RulesService/NewGame",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+    with pytest.raises(grpc.RpcError) as e:
+        call(raw, timeout=5)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+    assert error_info(e.value).reason == "malformed_request"
