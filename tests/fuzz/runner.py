@@ -330,6 +330,9 @@ class Fuzzer:
             return grpc.StatusCode.OK
         except grpc.aio.AioRpcError as e:
             self._bad(e.code(), method, request, e.details() or "")
+            if e.code() is grpc.StatusCode.DEADLINE_EXCEEDED and due and got == 0:
+                self.figures.hangs += 1
+                self._example("stream hang", method, request, e.details() or "")
             return e.code()
         finally:
             call.cancel()
