@@ -36,7 +36,14 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars
 
-__all__ = ["LoggingInterceptor", "RpcObserver", "bind", "configure_logging", "get_logger"]
+__all__ = [
+    "LoggingInterceptor",
+    "RpcObserver",
+    "bind",
+    "code_name",
+    "configure_logging",
+    "get_logger",
+]
 
 #: Methods logged at debug level only (probes would drown the real traffic).
 QUIET_PREFIXES: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
@@ -104,7 +111,8 @@ def bind(**fields: Any) -> None:
 _log = get_logger("rpc")
 
 
-def _code_name(context: Any, error: BaseException | None) -> str:
+def code_name(context: Any, error: BaseException | None) -> str:
+    """The final status name of a call (``OK``, ``CANCELLED``, ...)."""
     code = None
     try:
         code = context.code()
@@ -175,7 +183,7 @@ def _finish(
     error: BaseException | None,
     observers: tuple[RpcObserver, ...],
 ) -> None:
-    code = _code_name(context, error)
+    code = code_name(context, error)
     seconds = time.perf_counter() - started
     duration_ms = round(seconds * 1000, 3)
     if quiet:

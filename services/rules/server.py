@@ -26,6 +26,7 @@ from typing import Any
 from services.common.errors import ErrorInterceptor
 from services.common.grpcserver import GrpcServer
 from services.common.logging import LoggingInterceptor, configure_logging, get_logger
+from services.common.metrics import MetricsInterceptor, methods_of
 from services.rules.settings import RulesSettings
 
 _log = get_logger("rules")
@@ -39,11 +40,16 @@ def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcSe
 
     server = GrpcServer(
         settings.server_config(reuse_port=reuse_port),
-        interceptors=(LoggingInterceptor(observers=[metrics.observe]), ErrorInterceptor()),
+        interceptors=(
+            MetricsInterceptor(),
+            LoggingInterceptor(observers=[metrics.observe]),
+            ErrorInterceptor(),
+        ),
     )
     server.add_service(
         rules_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer(settings), SERVICE_NAME
     )
+    metrics.register(methods_of([SERVICE_NAME]))
     return server
 
 
