@@ -28,6 +28,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.auth import DEV_SECRET
 from services.common.servers import NatsServer, ServerError, ValkeyServer, free_port
 
 
@@ -265,6 +266,11 @@ class Stack:
                 self.redis_url = self.valkey.url
                 self.echo(f"  valkey      {self.redis_url}")
             env = self._env()
+            if env["TABLETOP_JWT_SECRET"] == DEV_SECRET:
+                self.echo(
+                    "  WARNING     TABLETOP_JWT_SECRET is the development secret: "
+                    "anyone can forge tokens"
+                )
             for name, module, port in self._specs():
                 child = Child(
                     name,
