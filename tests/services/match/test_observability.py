@@ -121,3 +121,36 @@ async def test_a_watch_cancelled_while_blocked_writing_is_closed(service) -> Non
         call.cancel()
     await channel.close()
     await until(lambda: connected() == before)
+
+
+async def test_active_and_stalled_matches_are_counted_by_game(start_service) -> None:
+    from prometheus_client import REGISTRY
+
+    service = await start_service(scan_s=0)  # the test scans by hand
+    players = [service.player(p) for p in IDS]
+    playing = await players[0].create("secret_bids", IDS)
+    ended = await players[0].create("secret_bids", IDS)
+    ttt = await players[0].create("tic_tac_toe", IDS)
+    await play_out(service, GAME, ended, players, seed=4)
+    await players[0].submit(ttt, '{"type": "place_mark", "cell": 4}')
+    observer = service.server.observer
+    found = await observer.scan()
+    assert found.active == {"secret_bids": 1, "tic_tac_toe": 1}
+    assert found.stalled == {}
+
+    def sample(name: str, game: str) -> float | None:
+        return REGISTRY.get_sample_value(name, {"game": game})
+
+    assert sample("tabletop_match_active", "secret_bids") == 1
+    assert sample("tabletop_match_active", "dice_forge") == 0  # known games read 0
+    # an hour on, with no commit: both are stalled
+    later = int(time.time() * 1000) + 3600_000
+    found = await observer.scan(now_ms=later)
+    assert sorted(found.stalled_ids) == sorted([playing, ttt])
+    assert sample("tabletop_match_stalled", "tic_tac_toe") == 1
+    assert sample("tabletop_match_idle_seconds_max", "tic_tac_toe") >= 3600
+    # the finished match left nothing in the index's active keys
+    index = service.app.index
+    info = await index.js.stream_info(index.active_stream, subjects_filter="active.>")
+    assert set(info.state.subjects or {}) == {f"active.{playing}", f"active.{ttt}"}
+    assert info.state.messages == 2
