@@ -14,14 +14,17 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.common.auth import Principal
 from services.match.errors import Unavailable
 from services.match.index import MatchIndex
-from services.match.model import Commit, MatchMeta, Projection
+from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
 from services.match.store import JetStreamStore, StoreUnavailable
+
+if TYPE_CHECKING:
+    from services.match.timers import TimerSchedule
 
 T = TypeVar("T")
 
@@ -50,8 +53,10 @@ class AppBase:
         cache: ProjectionCache,
         index: MatchIndex,
         config: AppConfig | None = None,
+        timers: TimerSchedule | None = None,
     ) -> None:
         self.rules = rules
+        self.timers = timers
         self.store = store
         self.cache = cache
         self.index = index
@@ -93,6 +98,9 @@ class AppBase:
         self, match_id: str, commit: Commit, expected: int, msg_id: str
     ) -> tuple[int, bool]:
         return await self._store(self.store.append(match_id, commit, expected, msg_id))
+
+    async def _arm(self, match_id: str, version: int, clocks: Clocks | None) -> None:
+        """Schedule the turn timer after a commit (see ``timers.Timeouts``)."""
 
     def _cache_later(self, match_id: str, write: Callable[[], Awaitable[Any]]) -> None:
         """A cache write after the answer, in order per match: each waits for

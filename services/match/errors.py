@@ -7,6 +7,7 @@ import grpc
 
 from services.common.errors import (
     Aborted,
+    FailedPrecondition,
     InvalidArgument,
     NotFound,
     ServiceError,
@@ -18,6 +19,7 @@ __all__ = [
     "MatchExists",
     "MatchNotFound",
     "StaleVersion",
+    "TimeExpired",
     "TooMuchContention",
     "Unavailable",
 ]
@@ -54,3 +56,16 @@ class TooMuchContention(Aborted):
     def __init__(self, message: str, current: int) -> None:
         super().__init__("too_much_contention", message, current_version=str(current))
         self.current = current
+
+
+class TimeExpired(FailedPrecondition):
+    """The seat's turn clock ran out before its move arrived: the server plays
+    for it (FAILED_PRECONDITION ``time_expired``)."""
+
+    def __init__(self, seat: int, current: int) -> None:
+        super().__init__(
+            "time_expired",
+            f"seat {seat}'s time ran out before the move arrived; the server moves for it",
+            seat=str(seat),
+            current_version=str(current),
+        )

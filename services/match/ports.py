@@ -22,6 +22,7 @@ from engine_core.decider import Game, fold, start
 from engine_core.errors import MalformedMove
 from engine_core.registry import Registry, default_registry
 from services.common.codecs import codec_for, decode_state, encode_state, peek_state_game
+from services.common.standin import stand_in_move
 from services.match.model import Commit, Decision, Projection
 
 
@@ -44,6 +45,12 @@ class RulesClient(Protocol):
 
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         """Every move ``seat`` may make now, as JSON."""
+        ...
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        """The move the server makes for ``seat`` (JSON): the game's default
+        move (``bot=""``: its clock ran out), or ``bot``'s choice (a seat
+        handed over)."""
         ...
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
@@ -153,6 +160,10 @@ class InProcessRules:
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         game, s = self._open(state)
         return tuple(_json.encode(m).decode() for m in game.legal_moves(s, seat))
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        game, s = self._open(state)
+        return _json.encode(stand_in_move(game, s, seat, bot, entropy)).decode()
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         game, s = self._open(state)

@@ -1,7 +1,7 @@
 """Assembles and runs the match service: NATS, Redis, rules, gRPC.
 
 ``MatchServer(settings).start()`` connects to everything, makes sure the
-streams exist, and serves ``MatchService``, ``AuthService``, standard health
+streams exist, runs the turn timers (fire consumer and reconciler), and serves ``MatchService``, ``AuthService``, standard health
 checking and reflection. ``stop()`` turns health to NOT_SERVING, lets calls
 finish within the grace period, writes the pending cache updates, and closes
 the connections.
@@ -27,6 +27,7 @@ from services.match.ports import InProcessRules, RulesClient
 from services.match.servicer import AuthServicer, MatchServicer
 from services.match.settings import MatchSettings
 from services.match.store import JetStreamStore, StreamConfig, ensure_streams
+from services.match.timers import TimerConfig, TimerSchedule
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
@@ -58,6 +59,8 @@ class MatchServer:
         self.grpc: GrpcServer | None = None
         self.metrics_port: int | None = None
         self._metrics: Any = None
+        self._timers_stop = asyncio.Event()
+        self._timers_task: asyncio.Task[None] | None = None
 
     @property
     def address(self) -> str:
@@ -86,6 +89,18 @@ class MatchServer:
         index = MatchIndex(js, s.index_bucket, s.stream_replicas)
         await index.open()
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        timers = TimerSchedule(
+            js,
+            TimerConfig(
+                stream=s.timer_stream,
+                bucket=s.clocks_bucket,
+                replicas=s.stream_replicas,
+                ack_wait_s=s.timer_ack_wait_s,
+                reconcile_s=s.timer_reconcile_s,
+                grace_s=s.timer_grace_s,
+            ),
+        )
+        await timers.open()
         self.app = MatchApp(
             rules=self.rules,
             store=JetStreamStore(js, config),
@@ -98,6 +113,7 @@ class MatchServer:
                 allow_player_create=s.players_may_create,
                 results_stream=s.results_stream,
             ),
+            timers=timers,
         )
         server = GrpcServer(
             ServerConfig(
@@ -119,6 +135,8 @@ class MatchServer:
         )
         self.port = await server.start()
         self.grpc = server
+        if s.timers:
+            self._timers_task = asyncio.create_task(self.app.run_timers(self._timers_stop))
         if s.metrics_port >= 0:
             metrics_server, _thread = start_http_server(
                 s.metrics_port, addr=s.host.strip("[]") or "0.0.0.0"
@@ -139,6 +157,13 @@ class MatchServer:
         grace = self.settings.grace_s if grace is None else grace
         if self.grpc is not None:
             await self.grpc.stop(grace)
+        if self._timers_task is not None:
+            self._timers_stop.set()
+            try:
+                await asyncio.wait_for(self._timers_task, timeout=max(grace, 2.0))
+            except (TimeoutError, Exception):
+                self._timers_task.cancel()
+            self._timers_task = None
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics = None
