@@ -201,6 +201,9 @@ async def test_two_players_matched_play_and_their_ratings_move(
             match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("ann")
         )
         ranks = {x.player: final.outcome.ranks[x.seat] for x in final.seats}
+        # queued matches get a clock: by default the game's own
+        tc = final.match_options.time_control
+        assert tc.kind == match_pb2.TimeControl.KIND_PER_MOVE and tc.per_move_ms == 30_000
         await until(lambda: _seen(rclient, match_id))
         ratings = {
             p: await stub.GetRating(
