@@ -16,6 +16,8 @@ import structlog
 
 from engine_core.errors import EngineError
 from engine_core.registry import Registry, UnknownGame
+from services.match.clocks import format_spec
+from services.match.clocks import parse as parse_time_control
 from services.matchmaking import metrics
 from services.matchmaking.errors import AlreadyQueued, BadRequest, Conflict, Forbidden, NotFound
 from services.matchmaking.ratings import PlayerRating, Ratings
@@ -146,8 +148,12 @@ class Matchmaking:
         options_json: str,
         party: Sequence[str],
         allow_bots: bool,
+        *,
+        time_control: str = "",
     ) -> str:
         g = self._game(game)
+        # canonical text form, so equal clocks share a queue
+        clock = format_spec(parse_time_control(time_control)) if time_control.strip() else ""
         if caller.is_service:
             players = list(party)
             if not players:
@@ -177,7 +183,7 @@ class Matchmaking:
         rating = sum(r.mu for r in rated) / len(rated)
         try:
             tid = await self.store.enqueue(
-                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating)
+                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating, clock)
             )
         except PlayerAlreadyQueued as e:
             raise AlreadyQueued(

@@ -3,8 +3,8 @@
 Calls carry a service token (claim ``role: "service"``). Every call has an
 idempotency key made by the matchmaker from its claim, and transient failures
 (UNAVAILABLE, DEADLINE_EXCEEDED) are retried with the same key, so a retry
-never makes a second match. Matches get the turn clock of the
-``time_control`` setting (each game's default clock unless set otherwise).
+never makes a second match. Matches get the turn clock their tickets
+asked for, else the ``time_control`` setting.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class GrpcMatchCreator:
         *,
         timeout_s: float = 5.0,
         attempts: int = 3,
-        time_control: str = "default",
+        time_control: str = "none",
     ) -> None:
         # round_robin: every match pod behind the target gets calls.
         self.channel = grpc.aio.insecure_channel(target, options=balanced_channel_options())
@@ -70,14 +70,25 @@ class GrpcMatchCreator:
         return cls(s.match_addr, ServiceToken(Tokens(s.auth())), time_control=s.time_control)
 
     async def create_match(
-        self, game: str, players: list[str], options_json: str, *, key: str = ""
+        self,
+        game: str,
+        players: list[str],
+        options_json: str,
+        *,
+        key: str = "",
+        time_control: str = "",
     ) -> CreatedMatch:
+        options = self.match_options
+        if time_control:  # checked when the ticket was queued
+            options = match_pb2.MatchOptions(
+                time_control=time_control_pb(parse_time_control(time_control))
+            )
         request = match_pb2.CreateMatchRequest(
             game=game,
             players=players,
             options_json=options_json,
             idempotency_key=key,
-            match_options=self.match_options,
+            match_options=options,
         )
         delay = 0.1
         for attempt in range(1, self.attempts + 1):

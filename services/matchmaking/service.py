@@ -101,6 +101,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 request.options_json,
                 list(request.party),
                 request.allow_bots,
+                time_control=request.time_control,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)
