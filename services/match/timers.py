@@ -73,6 +73,12 @@ class TimerConfig:
     batch: int = 256
     concurrency: int = 64
     max_age_s: float = 86400.0
+    # The server's scheduler fires up to about a quarter second after the time
+    # asked: schedules are set this much early and the fire waits for the
+    # deadline itself, then ``settle_ms`` more, so a move that reached the
+    # service by the deadline has committed before the timer acts.
+    early_ms: int = 300
+    settle_ms: int = 25
 
 
 class Fire(msgspec.Struct, frozen=True):
@@ -122,14 +128,15 @@ class TimerSchedule:
             )
 
     async def arm(self, match_id: str, version: int, deadline_ms: int) -> None:
-        """Schedule the fire of ``match_id``'s deadline (replacing any earlier)."""
+        """Schedule the fire of ``match_id``'s deadline (replacing any earlier),
+        ``early_ms`` before it."""
         c = self.config
         await self.js.publish(
             f"{c.prefix}.sched.{match_id}",
             _fire_encoder.encode(Fire(match_id, version, deadline_ms)),
             stream=c.stream,
             headers={
-                api.Header.SCHEDULE: f"@at {rfc3339(deadline_ms)}",
+                api.Header.SCHEDULE: f"@at {rfc3339(deadline_ms - c.early_ms)}",
                 api.Header.SCHEDULE_TARGET: f"{c.prefix}.fire.{match_id}",
             },
         )
@@ -352,7 +359,11 @@ class Timeouts(Writes):
         config = self.timers.config
         sub = None
         limit = asyncio.Semaphore(config.concurrency)
+        handling: set[asyncio.Task[None]] = set()
         while not stop.is_set():
+            if len(handling) >= 16 * config.batch:  # bounded: the rest waits in the stream
+                await asyncio.wait(handling, return_when=asyncio.FIRST_COMPLETED)
+                continue
             try:
                 if sub is None:
                     sub = await self.timers.subscribe()
@@ -366,16 +377,26 @@ class Timeouts(Writes):
                 sub = None
                 await _sleep_or_stop(stop, 1.0)
                 continue
-            await asyncio.gather(*(self._handle(m, limit) for m in msgs))
+            for m in msgs:  # handled concurrently; each waits for its own deadline
+                task = asyncio.ensure_future(self._handle(m, limit))
+                handling.add(task)
+                task.add_done_callback(handling.discard)
+        for task in list(handling):
+            task.cancel()
 
     async def _handle(self, msg: nats.aio.msg.Msg, limit: asyncio.Semaphore) -> None:
+        assert self.timers is not None
+        config = self.timers.config
+        try:
+            fire = _fire_decoder.decode(msg.data)
+        except msgspec.DecodeError:
+            log.error("bad_fire", subject=msg.subject)
+            await msg.term()
+            return
+        wait_ms = fire.deadline + config.settle_ms - now_ms()
+        if 0 < wait_ms <= config.early_ms + 1000:  # armed early: wait for the deadline
+            await asyncio.sleep(wait_ms / 1000)
         async with limit:
-            try:
-                fire = _fire_decoder.decode(msg.data)
-            except msgspec.DecodeError:
-                log.error("bad_fire", subject=msg.subject)
-                await msg.term()
-                return
             try:
                 await self.on_fire(fire)
             except Unavailable as e:  # try again soon, maybe on another replica
