@@ -208,6 +208,11 @@ class Writes(Projections):
                 raise GameOver(message="the game is over")
             time_ms = max(now_ms(), p.time_ms)
             if not (timeout or clocks.in_time(p.clocks, seat, time_ms)):
+                # a deadline of a stale projection: check against the head first
+                if not verified and await self._store(self.store.last_seq(match_id)) != p.seq:
+                    verified = True
+                    p = await self._catch_up(p)
+                    continue
                 raise TimeExpired(seat, p.version)
             entropy = os.urandom(32)
             try:
