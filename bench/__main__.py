@@ -24,6 +24,7 @@ from rich.table import Table
 from bench import (
     clocks,
     engine,
+    faults,
     floor,
     grpc_echo,
     match_e2e,
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
     console.print("[bold]clocks[/] (timer accuracy, a clock's cost, 1,000 silent matches) ...")
     out["clocks"] = clocks.run(quick=quick)
+    console.print("[bold]faults[/] under load through two match replicas ...")
+    out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]
@@ -178,6 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         f"timer late p50 {idle['late_p50_ms']:.0f} ms, p99 {idle['late_p99_ms']:.0f} ms (idle); "
         f"{many['matches']} silent matches: {many['timed_out_correctly']} timed out correctly, "
         f"late p50 {many['late_p50_ms']:.0f} ms, p99 {many['late_p99_ms']:.0f} ms"
+    )
+    fa = out["faults"]
+    console.print(
+        f"faults: {fa['moves_acked']} moves acked, {fa['lost']} lost, {fa['doubled']} doubled, "
+        f"{fa['projections_wrong']} projections wrong, {fa['facts_missing']} facts missing, "
+        f"{fa['facts_doubled']} doubled; recovery "
+        + ", ".join(f"{p['phase']} {p['recovery_s']} s" for p in fa["phases"] if "recovery_s" in p)
     )
     console.print(
         "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})

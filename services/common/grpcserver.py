@@ -11,8 +11,9 @@
 
 Every server gets standard health checking (``grpc.health.v1.Health``: ``""``
 and each added service SERVING once started), server reflection, message size
-limits, and the interceptors (by default ``LoggingInterceptor`` then
-``ErrorInterceptor``: one log line per RPC, exceptions to rich statuses).
+limits, and the interceptors (by default ``LoggingInterceptor``, then
+``ErrorInterceptor``, then ``BoundsInterceptor``: one log line per RPC,
+exceptions to rich statuses, every request field bounded).
 
 Shutdown (SIGTERM, SIGINT or ``stop()``): health goes NOT_SERVING for every
 service first, then after ``drain_seconds`` (time for load balancers to notice)
@@ -34,6 +35,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.logging import LoggingInterceptor, get_logger
 
@@ -123,7 +125,7 @@ class GrpcServer:
     ) -> None:
         self.config = config
         if interceptors is None:
-            interceptors = (LoggingInterceptor(), ErrorInterceptor())
+            interceptors = (LoggingInterceptor(), ErrorInterceptor(), BoundsInterceptor())
         self.server = grpc.aio.server(
             interceptors=list(interceptors),
             options=server_options(config),

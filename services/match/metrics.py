@@ -57,3 +57,7 @@ TIMERS_RECONCILED = Counter(
     "Deadlines the reconciler fired (overdue) or scheduled again (start-up)",
     ["action"],
 )
+FACTS_RELAYED = Counter(
+    "tabletop_match_finished_facts_relayed_total",
+    "MatchFinished facts the relay published because the write path had not",
+)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import hashlib
 from dataclasses import dataclass
 
 import msgspec
@@ -49,9 +49,11 @@ from services.match.model import (
     Projection,
     key_digest,
     now_ms,
+    request_digest,
     rfc3339,
 )
 from services.match.ports import AppendConflict
+from services.match.store import FINISHED_HEADERS
 from services.match.writes import Writes
 
 log = structlog.get_logger("tabletop.match.timers")
@@ -262,7 +264,9 @@ class Timeouts(Writes):
         if clocks.forfeits(tc, p.clocks, seat):
             return await self._forfeit(p, seat, key)
         bot = (tc.bot if tc and tc.bot else "greedy") if p.clocks.taken_over[seat] else ""
-        move = await self._rules(self.rules.default_move(p.state, seat, bot, os.urandom(32)))
+        # the same bot move on every replica handling this fire (one request per key)
+        entropy = hashlib.sha256(f"{p.meta.match_id}\0{key}".encode()).digest()
+        move = await self._rules(self.rules.default_move(p.state, seat, bot, entropy))
         try:
             await self._submit(TIMER, p.meta.match_id, move, p.version, key, seat, timeout=True)
         except (StaleVersion, TooMuchContention):
@@ -298,9 +302,12 @@ class Timeouts(Writes):
             player=TIMER.subject,
             key=digest,
             timeout=True,
+            request=request_digest("forfeit", seat),
         )
         try:
-            seq, _duplicate = await self._append(match_id, commit, p.seq, f"{match_id}:{digest}")
+            seq, _duplicate = await self._append(
+                match_id, commit, p.seq, f"{match_id}:{digest}", headers=FINISHED_HEADERS
+            )
         except AppendConflict:
             metrics.TIMEOUTS.labels("lost_race").inc()
             return False
