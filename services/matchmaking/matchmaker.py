@@ -88,6 +88,7 @@ class Matchmaker:
         swept = await self.store.sweep(at)
         keys = await self.store.queues()
         if not keys:
+            metrics.set_queue_sizes(())
             return RoundStats(swept=swept)
         queues = await self.store.read_queues(keys)
         token = f"{self.name}:{uuid.uuid4().hex[:12]}"
@@ -97,9 +98,11 @@ class Matchmaker:
         seen = groups_n = 0
         cands: dict[str, list[Candidate]] = {}
         members: dict[str, dict[str, str]] = {}
+        metrics.set_queue_sizes(
+            (parse_queue_key(key)[0], parse_queue_key(key)[2], len(queues[key])) for key in keys
+        )
         for key in keys:
             entries = queues[key]
-            metrics.QUEUE_TICKETS.labels(key).set(len(entries))
             if not entries:
                 continue
             seen += len(entries)
@@ -183,9 +186,9 @@ class Matchmaker:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
         owner: dict[str, str] = {}
-        options_json = ""
+        options_json = time_control = ""
         for rec in tickets:
-            options_json = rec.options_json
+            options_json, time_control = rec.options_json, rec.time_control
             for p in rec.players:
                 players.append(p)
                 owner[p] = rec.ticket_id
@@ -195,7 +198,11 @@ class Matchmaker:
         async with self._sem:
             try:
                 created = await self.creator.create_match(
-                    game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}"
+                    game,
+                    order,
+                    options_json,
+                    key=f"{token}:{group.tickets[0].ticket_id}",
+                    time_control=time_control,
                 )
             except MatchCreationFailed as e:
                 log.warning(
