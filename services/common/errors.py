@@ -153,16 +153,24 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, str, Mapping[st
 
 
 MAX_MESSAGE_CHARS = 512
-"""Longest message a status carries; longer ones are cut (with "...")."""
+"""Longest message a status carries, in UTF-8 bytes; longer ones are cut (with "...")."""
 MAX_METADATA_CHARS = 128
-"""Longest ErrorInfo metadata value (and at most ``MAX_METADATA_ENTRIES`` entries)."""
+"""Longest ErrorInfo metadata value, in UTF-8 bytes (and at most
+``MAX_METADATA_ENTRIES`` entries): the whole status stays under 8 KiB."""
 MAX_METADATA_ENTRIES = 16
 
 
 def clip(text: str, limit: int) -> str:
-    """``text``, or its first ``limit`` characters and "..." (never an echo of a
-    whole input: a status travels in the trailers, which gRPC bounds)."""
-    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+    """``text``, or its first ``limit`` UTF-8 bytes (whole characters) and "...":
+    never an echo of a whole input. A status travels in the trailers, which
+    gRPC bounds (8 KiB by default, past which a client may refuse them), and
+    the message is sent twice there (percent-encoded, and in the details)."""
+    if len(text) <= limit // 4:
+        return text  # short enough whatever its characters
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return data[: max(0, limit - 3)].decode("utf-8", "ignore") + "..."
 
 
 def rich_status(

@@ -87,6 +87,7 @@ class Figures:
     commits_audited: int = 0
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)
+    exhausted: Counter[str] = field(default_factory=Counter)  # RESOURCE_EXHAUSTED by detail
 
     @property
     def clean(self) -> bool:
@@ -104,6 +105,7 @@ class Figures:
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["by_status"] = dict(self.by_status)
+        d["exhausted"] = dict(self.exhausted)
         return d
 
 
@@ -134,7 +136,7 @@ class FuzzStack:
         tmp = Path(self._tmp.name)
         self.nats = NatsServer(data_dir=tmp / "nats")
         self.valkey = ValkeyServer(data_dir=tmp / "valkey")
-        self.rules = RulesProcess(workers=1, env={"TABLETOP_LOG_LEVEL": "WARNING"}, log_dir=tmp)
+        self.rules = RulesProcess(workers=1, log_dir=tmp)
         self.match: MatchServer | None = None
         self.mm: MatchmakingProcess | None = None
         self.channels: dict[str, grpc.aio.Channel] = {}
@@ -349,6 +351,8 @@ class Fuzzer:
         return bytes(data)
 
     def _bad(self, code: grpc.StatusCode, method: str, request: Any, details: str) -> None:
+        if code is grpc.StatusCode.RESOURCE_EXHAUSTED:
+            self.figures.exhausted[details[:60]] += 1
         if code in BAD:
             self.figures.internal += 1
             self._example(code.name, method, request, details)
@@ -531,6 +535,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     figures = asyncio.run(fuzz(args.inputs, args.seed, args.concurrency))
     print(json.dumps(figures.as_dict(), indent=2) if args.json else figures.line())
+    for detail, n in figures.exhausted.most_common():
+        print(f"  RESOURCE_EXHAUSTED x{n}: {detail}")
     for example in figures.examples:
         print("  " + example)
     return 0 if figures.clean else 1

@@ -147,3 +147,19 @@ async def test_guest_login_with_a_private_key_signs_rs256(start_service):
     stub = match_pb2_grpc.AuthServiceStub(svc.channel)
     reply = await stub.GuestLogin(match_pb2.GuestLoginRequest(name="n" * 200))
     assert reply.player_id.startswith("guest:")
+
+
+async def test_unicode_ids_are_not_echoed_past_the_trailer_limits(service):
+    alice = service.player("alice")
+    wide = "🎲" * 250  # within the 256 characters, 1,000 bytes
+    for call in (
+        alice.get(wide),
+        alice.submit(wide, '{"type":"place_mark","cell":4}'),
+        alice.create("🐉" * 250, ["alice", "bob"]),
+    ):
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await call
+        assert e.value.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
+        assert len((e.value.details() or "").encode()) <= 512
+        info = error_info(e.value)
+        assert all(len(v.encode()) <= 128 for v in info.metadata.values())
