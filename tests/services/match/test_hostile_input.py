@@ -66,10 +66,13 @@ async def test_a_huge_player_id_in_list_matches_is_invalid_argument(service):
     assert info.metadata["field"] == "player"
 
 
-@pytest.mark.parametrize("size", [300, 100_000])
-async def test_long_ids_are_refused_without_echoing_them(service, size):
+async def test_long_ids_are_refused_without_echoing_them(service):
     alice = service.player("alice")
-    long_id = "m" * size
+    for size in (300, 100_000):
+        await _long_ids_refused(alice, "m" * size, size)
+
+
+async def _long_ids_refused(alice, long_id, size):
     for call in (
         alice.get(long_id),
         alice.submit(long_id, '{"type":"place_mark","cell":4}'),
@@ -95,13 +98,13 @@ async def test_too_many_players_is_invalid_argument(service):
     )
 
 
-@pytest.mark.parametrize("speed", [1e-300, 0.01, -1.0, float("inf"), float("nan"), 1e300])
-async def test_replay_speed_out_of_range_is_refused(service, speed):
+async def test_replay_speed_out_of_range_is_refused(service):
     alice = service.player("alice")
     match_id = await alice.create("tic_tac_toe", ["alice", "bob"])
     await alice.submit(match_id, '{"type":"place_mark","cell":4}')
-    stream = alice.replay(match_id, speed=speed)
-    await asyncio.wait_for(_refused(stream.read(), reason="bad_speed"), 5)
+    for speed in (1e-300, 0.01, -1.0, float("inf"), float("nan"), 1e300):
+        stream = alice.replay(match_id, speed=speed)
+        await asyncio.wait_for(_refused(stream.read(), reason="bad_speed"), 5)
 
 
 async def test_replay_at_the_slowest_speed_still_streams(service):
