@@ -229,14 +229,42 @@ class _Loops:
         }
 
 
-def run_ours(loops: int, seconds: float, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """Our stack on the workload; ``env``: extra settings of the match service."""
+def _profilers(pids: dict[str, int], folder: Path, seconds: float) -> list[subprocess.Popen[bytes]]:
+    """py-spy recording the match and rules services for ``seconds`` (flame
+    graphs ``<name>.svg`` and collapsed stacks ``<name>.txt`` in ``folder``)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in ("match", "rules"):
+        for fmt, ext in (("flamegraph", "svg"), ("raw", "txt")):
+            out.append(
+                subprocess.Popen(
+                    [spy, "record", "--pid", str(pids[name]), "--duration", str(int(seconds)),
+                     "--rate", "250", "--format", fmt, "--output", str(folder / f"{name}.{ext}")],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+    return out
+
+
+def run_ours(
+    loops: int,
+    seconds: float,
+    env: dict[str, str] | None = None,
+    profile: Path | None = None,
+    source: Path | None = None,
+) -> dict[str, Any]:
+    """Our stack on the workload; ``env``: extra settings of the services;
+    ``profile``: a folder for py-spy profiles of the match and rules services;
+    ``source``: run the services from that checkout (default this one)."""
+    cwd = None if source is None else str(source)
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
         with NatsServer() as nats, ValkeyServer() as valkey:
-            rules, rules_addr = _start_rules(1)
-            proc, address = _start_service(nats, valkey, rules_addr)
+            rules, rules_addr = _start_rules(1, cwd)
+            proc, address = _start_service(nats, valkey, rules_addr, cwd)
             pids = {
                 "match": proc.pid,
                 "rules": rules.pid,
@@ -245,11 +273,14 @@ def run_ours(loops: int, seconds: float, env: dict[str, str] | None = None) -> d
             }
             try:
                 asyncio.run(_Loops(address).run(2, 0.5))  # warm up
+                spies = _profilers(pids, profile, seconds) if profile else []
                 before = {k: _cpu_s(p) for k, p in pids.items()}
                 client0 = time.process_time()
                 figures = asyncio.run(_Loops(address).run(loops, seconds))
                 client = time.process_time() - client0
                 after = {k: _cpu_s(p) for k, p in pids.items()}
+                for spy in spies:
+                    spy.wait(60)
             finally:
                 proc.terminate()
                 proc.wait(15)
@@ -308,10 +339,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="per stack and G")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--only", choices=("ours", "peer"), help="one stack only")
+    parser.add_argument(
+        "--profile", type=Path, help="with --only ours: py-spy profiles of the services here"
+    )
     args = parser.parse_args(argv)
     loops = tuple(int(x) for x in args.loops.split(","))
     if args.only == "ours":
-        out: Any = [run_ours(g, args.seconds) for g in loops for _ in range(args.repeat)]
+        out: Any = [
+            run_ours(g, args.seconds, profile=args.profile and args.profile / f"G{g}")
+            for g in loops
+            for _ in range(args.repeat)
+        ]
     elif args.only == "peer":
         folder = ensure_node_modules()
         out = [run_peer(folder, g, args.seconds) for g in loops for _ in range(args.repeat)]
