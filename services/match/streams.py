@@ -1,5 +1,9 @@
 """The streams: watch a match live (resuming after a version), replay it
-from its events at any speed."""
+from its events at any speed.
+
+Watchers of one match in this process share one JetStream subscription
+(``feeds.Feeds``): each commit is delivered and decoded once, then redacted
+here for each watcher's seat."""
 
 from __future__ import annotations
 
@@ -82,7 +86,7 @@ class Streams(Projections):
         else:
             start, skip = 0, -1 if after_version is None else after_version
         pending: list[str] = []  # events of skipped commits, folded in one call
-        async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
+        async for _seq, c in self._store_iter(self.feeds.follow(match_id, start)):
             if include_view:
                 pending.extend(c.events)
             if c.version <= skip:
