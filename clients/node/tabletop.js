@@ -11,8 +11,8 @@ const protobuf = require("protobufjs");
 const PROTOS = path.resolve(__dirname, "..", "..", "protos");
 
 // proto3 `optional` fields (your_seat, seat, expected_version, after_version)
-// keep their presence: with `oneofs: true` an unset one is absent (undefined)
-// and a set one carries its value, 0 included.
+// keep their presence: an unset one is absent (undefined, even with
+// `defaults: true`) and a set one carries its value, 0 included.
 const LOADER_OPTIONS = {
   keepCase: true,
   longs: Number,
