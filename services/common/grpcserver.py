@@ -12,8 +12,9 @@
 Every server gets standard health checking (``grpc.health.v1.Health``: ``""``
 and each added service SERVING once started), server reflection, message size
 limits, and the interceptors (by default ``MetricsInterceptor``,
-``LoggingInterceptor`` then ``ErrorInterceptor``: latency and status of every
-RPC in Prometheus, one log line per RPC, exceptions to rich statuses).
+``LoggingInterceptor``, ``ErrorInterceptor``, then ``BoundsInterceptor``:
+latency and status of every RPC in Prometheus, one log line per RPC,
+exceptions to rich statuses, every request field bounded).
 
 Shutdown (SIGTERM, SIGINT or ``stop()``): health goes NOT_SERVING for every
 service first, then after ``drain_seconds`` (time for load balancers to notice)
@@ -35,6 +36,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.logging import LoggingInterceptor, get_logger
 from services.common.metrics import MetricsInterceptor, methods_of
@@ -125,7 +127,12 @@ class GrpcServer:
     ) -> None:
         self.config = config
         if interceptors is None:
-            interceptors = (MetricsInterceptor(), LoggingInterceptor(), ErrorInterceptor())
+            interceptors = (
+                MetricsInterceptor(),
+                LoggingInterceptor(),
+                ErrorInterceptor(),
+                BoundsInterceptor(),
+            )
         self._interceptors = tuple(interceptors)
         self.server = grpc.aio.server(
             interceptors=list(interceptors),

@@ -16,7 +16,7 @@ import contextlib
 
 import msgspec
 from nats.js import JetStreamContext, api
-from nats.js.errors import BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from services.common.auth import is_bot
@@ -163,15 +163,30 @@ def finished_fact(meta: MatchMeta, commit: Commit) -> MatchFinished:
     )
 
 
+ERR_WRONG_LAST_SEQUENCE = 10071
+
+
 async def publish_finished(
     js: JetStreamContext, subject_prefix: str, stream: str, fact: MatchFinished
-) -> None:
-    await js.publish(
-        f"{subject_prefix}.{fact.match_id}",
-        _json.encode(fact),
-        stream=stream,
-        headers={"Nats-Msg-Id": f"finished:{fact.match_id}"},
-    )
+) -> bool:
+    """Store the fact on ``results.<match_id>`` unless a fact is there already
+    (the subject must be empty: exactly once, however late a republish
+    comes). True if this call stored it."""
+    try:
+        ack = await js.publish(
+            f"{subject_prefix}.{fact.match_id}",
+            _json.encode(fact),
+            stream=stream,
+            headers={
+                "Nats-Msg-Id": f"finished:{fact.match_id}",
+                "Nats-Expected-Last-Subject-Sequence": "0",
+            },
+        )
+    except APIError as e:
+        if e.err_code == ERR_WRONG_LAST_SEQUENCE:
+            return False  # published before
+        raise
+    return not ack.duplicate
 
 
 __all__ = [

@@ -59,3 +59,7 @@ IDLE_MAX = Gauge(
 SCANNED_AT = Gauge(
     "tabletop_match_scan_timestamp_seconds", "When the last active-match scan finished"
 )
+FACTS_RELAYED = Counter(
+    "tabletop_match_finished_facts_relayed_total",
+    "MatchFinished facts the relay published because the write path had not",
+)

@@ -5,13 +5,15 @@
 | TABLETOP_MATCH_HOST                   | 127.0.0.1                |
 | TABLETOP_MATCH_PORT                   | 0 (a free port)          |
 | TABLETOP_MATCH_METRICS_PORT           | -1 (off; 0 = a free port)|
-| TABLETOP_NATS_URL                     | nats://127.0.0.1:4222    |
+| TABLETOP_NATS_URL (comma-separated ok) | nats://127.0.0.1:4222    |
 | TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
 | TABLETOP_RULES_ADDR                   | "" (rules in process)    |
 | TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
 | TABLETOP_MATCH_STREAM                 | MATCHES                  |
 | TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
+| TABLETOP_MATCH_STORE_TIMEOUT_S        | 5.0 (a JetStream call)   |
+| TABLETOP_MATCH_RELAY_FINISHED         | 1 (relay MatchFinished)  |
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
@@ -49,6 +51,8 @@ class MatchSettings:
     stream: str = "MATCHES"
     stream_replicas: int = 1
     duplicate_window_s: float = 120.0
+    store_timeout_s: float = 5.0
+    relay_finished: bool = True  # follow the stream for finished matches (see relay.py)
     results_stream: str = "RESULTS"
     index_bucket: str = "MATCH_INDEX"
     decide_attempts: int = 5
@@ -83,6 +87,8 @@ class MatchSettings:
             duplicate_window_s=get(
                 "TABLETOP_MATCH_DUPLICATE_WINDOW_S", d.duplicate_window_s, float
             ),
+            store_timeout_s=get("TABLETOP_MATCH_STORE_TIMEOUT_S", d.store_timeout_s, float),
+            relay_finished=get("TABLETOP_MATCH_RELAY_FINISHED", d.relay_finished, _flag),
             decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
             hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
             cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.grpcserver import GrpcServer
 from services.common.logging import LoggingInterceptor, announce, configure_logging, get_logger
@@ -38,12 +39,20 @@ def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcSe
     from services.rules.servicer import SERVICE_NAME, RulesServicer
     from tabletop.rules.v1 import rules_pb2_grpc
 
+    guard: tuple[Any, ...] = ()
+    if settings.require_service_token:
+        from services.common.auth import Tokens
+        from services.common.guard import ServiceTokenInterceptor
+
+        guard = (ServiceTokenInterceptor(Tokens(settings.auth), [SERVICE_NAME]),)
     server = GrpcServer(
         settings.server_config(reuse_port=reuse_port),
         interceptors=(
             MetricsInterceptor(),
             LoggingInterceptor(observers=[metrics.observe]),
             ErrorInterceptor(),
+            *guard,
+            BoundsInterceptor(),
         ),
     )
     server.add_service(

@@ -15,6 +15,7 @@ from engine_core.registry import UnknownGame
 from services.common.errors import NotFound, Unauthenticated, Unavailable, error_info
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import bind, configure_logging
+from tests.waiting import until
 
 SERVICE = "test.Echo"
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -209,9 +210,12 @@ async def test_stop_reports_not_serving_before_refusing_calls(logs):
         in_flight = asyncio.ensure_future(echo(b"slow"))
         await asyncio.sleep(0.1)
         stopping = asyncio.ensure_future(srv.stop())
-        await asyncio.sleep(0.1)
-        reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE))
-        assert reply.status == NOT_SERVING
+
+        async def not_serving() -> bool:
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE))
+            return reply.status == NOT_SERVING
+
+        await until(not_serving, timeout=2.0, what="NOT_SERVING while the slow call runs")
         assert await in_flight == b"slow"  # the call in flight finished
         await stopping
 
