@@ -150,6 +150,7 @@ def configure_logging(
         )
     )
     logging.basicConfig(level=level, handlers=[handler], force=True)
+    logging.captureWarnings(False)  # re-install: another caller may have swapped it
     logging.captureWarnings(True)
 
 
