@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from services.cli.stack import Stack, StackSettings
+from services.common.auth import DEV_SECRET
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -77,10 +78,17 @@ def metrics(port: int) -> dict[str, float]:
 def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> None:
     node, npm = _tools()
     modules = node_modules(npm)
-    settings = StackSettings.ephemeral(tmp_path / "data")
-    stack = Stack(settings, echo=lambda _line: None)
+    # The development secret, to see the stack warn of it on its console.
+    settings = StackSettings.ephemeral(tmp_path / "data", jwt_secret=DEV_SECRET)
+    console: list[str] = []
+    stack = Stack(settings, echo=console.append)
     stack.start()
     try:
+        assert any("WARNING" in x and "development secret" in x for x in console), console
+        match_log = [json.loads(x) for x in (stack.data_dir / "logs" / "match.log").open()]
+        assert {"event": "dev_jwt_secret", "level": "warning"}.items() <= next(
+            r for r in match_log if r["event"] == "dev_jwt_secret"
+        ).items()
         run = subprocess.run(
             [node, str(CLIENT / "play.js"), stack.endpoints()["match"], "dwarves_duel"],
             env={**os.environ, "NODE_PATH": str(modules)},
