@@ -12,7 +12,7 @@
 Every server gets standard health checking (``grpc.health.v1.Health``: ``""``
 and each added service SERVING once started), server reflection, message size
 limits, and the interceptors (by default ``MetricsInterceptor``,
-``LoggingInterceptor``, ``ErrorInterceptor``, then ``BoundsInterceptor``:
+``LoggingInterceptor``, ``ErrorInterceptor`` then ``BoundsInterceptor``:
 latency and status of every RPC in Prometheus, one log line per RPC,
 exceptions to rich statuses, every request field bounded).
 

@@ -150,7 +150,9 @@ def configure_logging(
         )
     )
     logging.basicConfig(level=level, handlers=[handler], force=True)
-    logging.captureWarnings(False)  # re-install: another caller may have swapped it
+    # Re-installed on every call: a second captureWarnings(True) is a no-op, and
+    # whoever replaced warnings.showwarning since (a test runner) would keep it.
+    logging.captureWarnings(False)
     logging.captureWarnings(True)
 
 

@@ -30,17 +30,16 @@ MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
 MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
 WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")
 WATCHERS_CONNECTED = Gauge(
-    "tabletop_match_watchers_connected",
-    "WatchMatch streams open now in this process, by who watches: a seated "
-    "player, a bot (the bot worker follows each of its matches until it ends, "
-    "so a match a person left keeps its bot watching), a service, a spectator",
-    ["viewer"],
+    "tabletop_match_watchers_connected", "WatchMatch streams open now in this process"
 )
-WATCHING = {v: WATCHERS_CONNECTED.labels(v) for v in ("player", "bot", "service", "spectator")}
 PROJECTION_LOOKUPS = Counter(
     "tabletop_match_projection_lookups_total",
     "Projections loaded, by where they were found (memory, redis, stream)",
     ["source"],
+)
+FACTS_RELAYED = Counter(
+    "tabletop_match_finished_facts_relayed_total",
+    "MatchFinished facts the relay published because the write path had not",
 )
 
 # Set by the periodic scan (services.match.observer); the same cluster-wide
@@ -58,8 +57,4 @@ IDLE_MAX = Gauge(
 )
 SCANNED_AT = Gauge(
     "tabletop_match_scan_timestamp_seconds", "When the last active-match scan finished"
-)
-FACTS_RELAYED = Counter(
-    "tabletop_match_finished_facts_relayed_total",
-    "MatchFinished facts the relay published because the write path had not",
 )

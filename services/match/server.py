@@ -73,10 +73,10 @@ class MatchServer:
         self.grpc: GrpcServer | None = None
         self.metrics_port: int | None = None
         self._metrics: Any = None
-        self.observer: MatchObserver | None = None
         self.relay: FinishedRelay | None = None
         self._relay_stop = asyncio.Event()
         self._relay_task: asyncio.Task[None] | None = None
+        self.observer: MatchObserver | None = None
 
     @property
     def address(self) -> str:
