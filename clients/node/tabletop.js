@@ -63,6 +63,7 @@ class MatchClient {
     this.auth = new match.AuthService(address, credentials);
     this.match = new match.MatchService(address, credentials);
     this.guestLogin = promisify(this.auth, "GuestLogin");
+    this.refreshToken = promisify(this.auth, "RefreshToken");
     for (const m of ["CreateMatch", "SubmitMove", "GetMatch", "ListMatches"]) {
       this[m[0].toLowerCase() + m.slice(1)] = promisify(this.match, m);
     }

@@ -103,6 +103,7 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         assert result["outcome"]["ranks"], result
         assert result["rejections"] == {
             "anonymous": "missing_token",
+            "forged": "invalid_token",
             "missing": "match_not_found",
             "off_turn": "not_your_turn",
             "stale": "stale_version",
