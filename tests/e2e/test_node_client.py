@@ -12,6 +12,7 @@ Skipped, saying why, when ``node`` or ``npm`` is not on the machine; under
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -49,19 +50,21 @@ def node_modules(npm: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     prefix = cache / "tabletop" / "node" / digest
     stamp = prefix / ".installed"
-    if not stamp.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(CLIENT / name, prefix / name)
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-        stamp.touch()
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / ".lock", "w") as lock:  # two test runs at once install once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stamp.exists():
+            for name in ("package.json", "package-lock.json"):
+                shutil.copyfile(CLIENT / name, prefix / name)
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+            stamp.touch()
     return prefix / "node_modules"
 
 
