@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from engine_core.types import Outcome
-from services.common.auth import Principal
+from services.common.auth import Principal, is_bot
 from services.match import metrics
 from services.match.base import REPLAY_MAX_PAUSE_S
 from services.match.errors import BadRequest
@@ -57,12 +57,18 @@ class Streams(Projections):
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()
-        metrics.WATCHERS_CONNECTED.inc()
+        if is_bot(principal.subject):
+            gauge = metrics.WATCHING["bot"]
+        elif principal.is_service:
+            gauge = metrics.WATCHING["service"]
+        else:
+            gauge = metrics.WATCHING["spectator" if seat is None else "player"]
+        gauge.inc()
         try:
             async for view in self._watch(p, seat, after_version, include_view):
                 yield view
         finally:
-            metrics.WATCHERS_CONNECTED.dec()
+            gauge.dec()
 
     async def _watch(
         self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
