@@ -241,17 +241,14 @@ def _active(t: Tournament) -> list[str]:
 def _swiss_round(t: Tournament, n: int) -> Plan:
     ls = lines(t)
     ranked = pairing_order(t, ls, _active(t))
-    byes = []
-    if len(ranked) % 2:
-        had = {p for p, line in ls.items() if line.byes}
-        bye = pairing.choose_bye(ranked, had)
-        byes.append(bye)
-        ranked.remove(bye)
+    had = {p for p, line in ls.items() if line.byes}
     played = {frozenset((*others, p)) for p, line in ls.items() for others, _ in line.games}
     balance = first_balance(t)
     points = {p: ls[p].points for p in ranked}
+    pairs, bye = pairing.swiss_pairs(ranked, points, played, balance, had)
+    byes = [bye] if bye is not None else []
     tables = []
-    for a, b in pairing.swiss_pairs(ranked, points, played, balance):
+    for a, b in pairs:
         first = pairing.first_player(a, b, balance, t.created.seed, n)
         tables.append([a, b] if first else [b, a])
     return Plan(n, tables, byes)

@@ -9,8 +9,9 @@
   group), the distance from the Dutch "top half against bottom half" pattern
   inside the score group, and a first-player (colour) clash. Deterministic:
   integer weights, nodes added in standings order.
-- ``choose_bye``: the lowest-ranked player without a bye (one bye each at most
-  while anyone has none).
+  An odd field has a virtual bye player in the same matching: the bye goes
+  to the lowest-ranked of the lowest score group without one (one bye each at
+  most while anyone has none), unless that would force a rematch.
 - ``first_player``: who sits first, by the balance of first seats so far.
 - ``berger_round``: FIDE Berger tables for a round robin.
 - ``elimination_bracket``: standard seeding positions (1 v N, byes to the top
@@ -32,12 +33,8 @@ def _hash_bit(*parts: object) -> int:
     return hashlib.sha256("\0".join(map(str, parts)).encode()).digest()[0] & 1
 
 
-def choose_bye(ranked: Sequence[str], had_bye: set[str]) -> str:
-    """The lowest-ranked player who has had no bye (else the lowest-ranked)."""
-    for p in reversed(ranked):
-        if p not in had_bye:
-            return p
-    return ranked[-1]
+BYE = "\0bye"
+"""The virtual opponent of the bye in the matching."""
 
 
 def swiss_pairs(
@@ -45,17 +42,20 @@ def swiss_pairs(
     points: dict[str, float],
     played: set[frozenset[str]],
     first_balance: dict[str, int] | None = None,
-) -> list[tuple[str, str]]:
-    """Pairs for an even field ``ranked`` best first. Each pair is ordered
-    best-ranked first (seats are decided by ``first_player``)."""
+    had_bye: set[str] | None = None,
+) -> tuple[list[tuple[str, str]], str | None]:
+    """Pairs for the field ``ranked`` (best first), and the bye for an odd
+    field. Each pair is ordered best-ranked first (seats are decided by
+    ``first_player``). The bye is a virtual player in the same matching: it
+    goes to the lowest score group and the lowest ranked there, never to a
+    player who had one while another has not (as heavy as a rematch), and the
+    matching trades the two off only where no pairing has neither."""
     n = len(ranked)
-    if n % 2:
-        raise ValueError("an even field is needed (give the bye first)")
     if n == 0:
-        return []
+        return [], None
     balance = first_balance or {}
+    byes = had_bye or set()
     rank = {p: i for i, p in enumerate(ranked)}
-    # score groups, best first; position inside the group
     groups: dict[float, list[str]] = {}
     for p in ranked:
         groups.setdefault(points.get(p, 0.0), []).append(p)
@@ -68,6 +68,8 @@ def swiss_pairs(
 
     def half_points(p: str) -> int:
         return round(points.get(p, 0.0) * 2)
+
+    lowest = min(half_points(p) for p in ranked)
 
     def soft_cost(a: str, b: str) -> int:
         diff = half_points(a) - half_points(b)
@@ -82,25 +84,45 @@ def swiss_pairs(
             cost += 5 * min(abs(ba), abs(bb))
         return cost
 
-    costs = {}
-    worst = 0
+    costs: dict[tuple[str, str], int] = {}
     for a, b in itertools.combinations(ranked, 2):
-        c = soft_cost(a, b)
-        costs[a, b] = c
-        worst = max(worst, c)
-    rematch = worst * n + 1
-    big = rematch * n + 1
+        costs[a, b] = soft_cost(a, b)
+    soft_max = max(costs.values(), default=0)
+    # The bye's score comes before every pairing cost (FIDE: minimise the
+    # score of the bye's assignee first), its rank within the group after.
+    bye_unit = soft_max * (n + 1) + 1
+    odd = n % 2 == 1
+    if odd:
+        for p in ranked:
+            diff = half_points(p) - lowest
+            costs[p, BYE] = diff * diff * bye_unit + (n - 1 - rank[p]) * 10
+    worst = max(costs.values(), default=0)
+    hard = worst * (n + 1) + 1  # a rematch, or a second bye
+    big = hard * (n + 1) + 1
     g = nx.Graph()
     g.add_nodes_from(ranked)
+    if odd:
+        g.add_node(BYE)
+    everyone_had_one = all(p in byes for p in ranked)
     for (a, b), c in costs.items():
-        if frozenset((a, b)) in played:
-            c += rematch
+        if b == BYE:
+            if a in byes and not everyone_had_one:
+                c += hard
+        elif frozenset((a, b)) in played:
+            c += hard
         g.add_edge(a, b, weight=big - c)
     matching = nx.max_weight_matching(g, maxcardinality=True)
-    pairs = [tuple(sorted(e, key=rank.__getitem__)) for e in matching]
+    bye = None
+    pairs = []
+    for e in matching:
+        if BYE in e:
+            bye = next(p for p in e if p != BYE)
+            continue
+        a, b = sorted(e, key=rank.__getitem__)
+        pairs.append((a, b))
     pairs.sort(key=lambda e: rank[e[0]])
-    assert len(pairs) * 2 == n
-    return [(a, b) for a, b in pairs]
+    assert len(pairs) * 2 + (1 if odd else 0) == n
+    return pairs, bye
 
 
 def first_player(a: str, b: str, balance: dict[str, int], seed: str, round_no: int) -> bool:
@@ -174,6 +196,7 @@ def swiss_tables(
     ranked: Sequence[str],
     sizes: Sequence[int],
     met: dict[frozenset[str], int],
+    window: int = 0,
 ) -> list[list[str]]:
     """Tables for a multi-player Swiss round: players are taken best first;
     each table is filled from the top of who is left, choosing among the
@@ -185,12 +208,12 @@ def swiss_tables(
     for k in sizes:
         table = [pool.pop(0)]
         while len(table) < k:
-            window = pool[: max(k * 2, 4)]
+            choices = pool[: window or max(k * 2, 4)]
 
             def repeats(p: str, table: list[str] = table) -> int:
                 return sum(met.get(frozenset((p, q)), 0) for q in table)
 
-            best = min(window, key=lambda p: (repeats(p), pool.index(p)))
+            best = min(choices, key=lambda p: (repeats(p), pool.index(p)))
             pool.remove(best)
             table.append(best)
         tables.append(table)
@@ -212,23 +235,64 @@ def rotate_seats(
     )
 
 
+def _seating_cost(tables: list[list[str]], met: dict[frozenset[str], int]) -> int:
+    return sum(
+        (met.get(frozenset(pair), 0) + 1) ** 2
+        for t in tables
+        for pair in itertools.combinations(t, 2)
+    )
+
+
+def _improve(
+    tables: list[list[str]], met: dict[frozenset[str], int], passes: int = 4
+) -> list[list[str]]:
+    """Swap players between tables while that lowers the seating cost."""
+    tables = [list(t) for t in tables]
+
+    def cost_of(t: list[str]) -> int:
+        return sum((met.get(frozenset(p), 0) + 1) ** 2 for p in itertools.combinations(t, 2))
+
+    for _ in range(passes):
+        better = False
+        for i, j in itertools.combinations(range(len(tables)), 2):
+            for a, b in itertools.product(range(len(tables[i])), range(len(tables[j]))):
+                ti, tj = tables[i], tables[j]
+                before = cost_of(ti) + cost_of(tj)
+                ti[a], tj[b] = tj[b], ti[a]
+                if cost_of(ti) + cost_of(tj) < before:
+                    better = True
+                else:
+                    ti[a], tj[b] = tj[b], ti[a]
+        if not better:
+            break
+    return tables
+
+
 def round_robin_tables(
-    players: Sequence[str], k: int, rounds: int, seed: str
+    players: Sequence[str], k: int, rounds: int, seed: str, candidates: int = 48
 ) -> list[list[list[str]]]:
     """A schedule for a multi-player round robin: ``rounds`` rounds of tables
-    of ``k``, built greedily so that pairs meet as evenly as they can (each
-    round: the pair counts so far decide; ties by a seed hash)."""
+    of ``k`` so that pairs meet as evenly as they can. Each round takes the
+    best of ``candidates`` greedy seatings (orders drawn from the seed), by
+    the sum of squared meeting counts it leads to."""
     met: dict[frozenset[str], int] = {}
     out = []
     sizes = table_sizes(len(players), k, min(k, 2))
     for r in range(1, rounds + 1):
-        order = sorted(
-            players, key=lambda p: hashlib.sha256(f"{seed}\0rr{r}\0{p}".encode()).digest()
-        )
-        tables = swiss_tables(order, sizes, met)
-        for t in tables:
+        best: tuple[int, list[list[str]]] | None = None
+        for c in range(candidates):
+            order = sorted(
+                players,
+                key=lambda p, c=c: hashlib.sha256(f"{seed}\0rr{r}\0{c}\0{p}".encode()).digest(),
+            )
+            tables = _improve(swiss_tables(order, sizes, met, window=len(order)), met)
+            cost = _seating_cost(tables, met)
+            if best is None or cost < best[0]:
+                best = (cost, tables)
+        assert best is not None
+        for t in best[1]:
             for a, b in itertools.combinations(t, 2):
                 key = frozenset((a, b))
                 met[key] = met.get(key, 0) + 1
-        out.append(tables)
+        out.append(best[1])
     return out
