@@ -7,13 +7,15 @@ tournament's subject: a command validates against the projection at sequence
 and decides again). Nothing is appended for a rejected command.
 
 ``advance`` is level-triggered: it looks at the tournament and does the one
-next thing due (complete the round, start a rematch, start the next round,
-finish), until nothing is. Starting a round creates its matches first, with
-idempotency keys ``<tournament>:r<n>:t<k>`` (``:g<j>`` for rematches), then
-appends ``RoundStarted`` with their ids. The pairings are a pure function of
-the stream, so whoever does it (this replica again after a crash, or another
-one) makes the same calls and gets the same matches: a match is never created
-twice and never skipped; the stream decides which append counts.
+next thing due (complete the round, start a rematch, pair the next round,
+start it, finish), until nothing is. A round is first paired
+(``RoundPaired``: its tables fixed in the stream), then its matches are
+created with idempotency keys ``<tournament>:r<n>:t<k>`` (``:g<j>`` for
+rematches), then ``RoundStarted`` is appended with their ids. Whoever does
+the creating (this replica again after a crash, or another one) reads the
+same pairing and makes the same calls with the same keys, so gets the same
+matches: a match is never created twice and never skipped; the stream
+decides which append counts.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 import structlog
 
 from engine_core.registry import Registry, UnknownGame, default_registry
-from services.common.auth import ROLE_SERVICE, Principal, is_bot
+from services.common.auth import ROLE_ORGANISER, ROLE_SERVICE, Principal, is_bot
 from services.match.model import new_match_id, now_ms, valid_match_id
 from services.match.ports import AppendConflict
 from services.tournaments import formats, metrics
@@ -57,6 +59,7 @@ from services.tournaments.model import (
     RegistrationClosed,
     RematchStarted,
     RoundCompleted,
+    RoundPaired,
     RoundStarted,
     Table,
     TimeControl,
@@ -71,7 +74,6 @@ from services.tournaments.store import StoreUnavailable, TournamentStore
 
 log = structlog.get_logger("tabletop.tournaments")
 
-ROLE_ORGANISER = "organiser"
 MAX_NAME = 120
 MAX_PLAYER_ID = 200
 MAX_FIELD = 100_000
@@ -344,6 +346,7 @@ class TournamentApp:
             )
 
         await self._command(tid, decide)
+        log.info("result_recorded", tournament=tid, match=match_id, duplicate=not recorded)
         self._hit("after_record", match=match_id)
         if recorded:
             await self.advance(tid)
@@ -419,11 +422,21 @@ class TournamentApp:
             self._hit("before_round_completed", round=rnd.number)
             await self._append(t.id, RoundCompleted(round=rnd.number, at_ms=now_ms()), t.seq)
             return True
+        if t.paired is not None:
+            await self._start_round(t, t.paired)
+            return True
         plan = formats.plan_next(t, self.registry.get(t.game))
         if plan is None:
             await self._finish(t)
             return True
-        await self._start_round(t, plan)
+        paired = RoundPaired(
+            round=plan.round,
+            tables=tuple(tuple(tb) for tb in plan.tables),
+            byes=tuple(plan.byes),
+            stage=plan.stage,
+            at_ms=now_ms(),
+        )
+        await self._append(t.id, paired, t.seq)
         return True
 
     async def _finish(self, t: Tournament) -> None:
@@ -445,14 +458,14 @@ class TournamentApp:
             await self.bots.enqueue(match_id, t.game, bots)
         return match_id
 
-    async def _start_round(self, t: Tournament, plan: formats.Plan) -> None:
+    async def _start_round(self, t: Tournament, plan: RoundPaired) -> None:
         started = time.perf_counter()
         sem = asyncio.Semaphore(self.config.create_concurrency)
 
-        async def create(k: int, players: list[str]) -> Table:
+        async def create(k: int, players: tuple[str, ...]) -> Table:
             async with sem:
                 key = match_key(t.id, plan.round, k)
-                match_id = await self._create(t, players, key)
+                match_id = await self._create(t, list(players), key)
                 self._hit("after_create", round=plan.round, table=k)
                 return Table(table=k, players=tuple(players), match_id=match_id)
 
@@ -463,7 +476,7 @@ class TournamentApp:
         event = RoundStarted(
             round=plan.round,
             tables=tuple(tables),
-            byes=tuple(plan.byes),
+            byes=plan.byes,
             stage=plan.stage,
             at_ms=now_ms(),
         )

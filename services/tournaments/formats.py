@@ -235,7 +235,7 @@ def plan_next(t: Tournament, game: Game) -> Plan | None:
 
 
 def _active(t: Tournament) -> list[str]:
-    return [p for p in t.active_players() if t.entrants[p].at_round <= len(t.rounds) + 1]
+    return t.pairable()
 
 
 def _swiss_round(t: Tournament, n: int) -> Plan:
@@ -269,7 +269,7 @@ def _swiss_tables_round(t: Tournament, n: int, game: Game) -> Plan:
 
 def _round_robin_round(t: Tournament, n: int) -> Plan:
     field_ = list(t.seeds)
-    withdrawn = {p for p in field_ if t.entrants[p].withdrawn}
+    withdrawn = {p for p in field_ if t.out(p)}
     if t.options.table_size == 2:
         m = len(field_) + (len(field_) % 2)
         tables, byes = [], []
@@ -307,17 +307,12 @@ def table_winner(t: Tournament, table: TableState) -> str | None:
 
 def needs_rematch(t: Tournament, table: TableState) -> bool:
     res = table.last_result
-    return (
-        res is not None
-        and not res.decisive
-        and len(table.matches) < t.options.max_games
-        and all(not t.entrants[p].withdrawn for p in res.players)
-    )
+    return res is not None and not res.decisive and len(table.matches) < t.options.max_games
 
 
 def _top_cut_seeds(t: Tournament) -> list[str]:
     order = [s.player for s in swiss_standings(t, swiss_stage_only=True)]
-    active = [p for p in order if not t.entrants[p].withdrawn]
+    active = [p for p in order if not t.out(p)]
     return active[: t.options.top_cut]
 
 
@@ -334,12 +329,12 @@ def bracket(t: Tournament, seeds: list[str]) -> list[list[tuple[str, str | None]
         by_players = {frozenset(tb.players): tb for tb in rnd.tables}
         winners = []
         for a, b in out[-1]:
-            if b is None or t.entrants[b].withdrawn:
+            tb = by_players.get(frozenset((a, b))) if b is not None else None
+            if tb is None and (b is None or t.out(b)):
                 winners.append(a)
-            elif t.entrants[a].withdrawn:
+            elif tb is None and t.out(a):
                 winners.append(b)
             else:
-                tb = by_players.get(frozenset((a, b)))
                 if tb is None:
                     raise AssertionError(f"no table for {a} v {b} in round {rnd.number}")
                 w = table_winner(t, tb)
@@ -360,7 +355,7 @@ def _elimination_round(t: Tournament, n: int, seeds: list[str]) -> Plan | None:
     pairs = rounds[played]
     tables, byes = [], []
     for a, b in pairs:
-        live = [p for p in (a, b) if p is not None and not t.entrants[p].withdrawn]
+        live = [p for p in (a, b) if p is not None and not t.out(p)]
         if len(live) == 2:
             tables.append(sorted(live, key=t.seed_of))  # better seed sits first in game 1
         elif live:
@@ -437,7 +432,7 @@ def elimination_standings(t: Tournament, seeds: list[str]) -> list[Standing]:
             champion = table_winner(t, rnd.tables[0])
     for p in seeds:
         if t.entrants[p].withdrawn:
-            out_in.setdefault(p, 0)
+            out_in.setdefault(p, 0)  # withdrew without losing a table: last
     depth = len(stage) + 1
 
     def key(p: str) -> tuple:

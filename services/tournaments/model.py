@@ -10,7 +10,8 @@ Events (msgpack, tagged by ``type``)::
     PlayerRegistered    a player (or a bot) joined (late: at a later round)
     PlayerWithdrawn     a player left; never paired again
     RegistrationClosed  the field and its seeds (ratings read at the start)
-    RoundStarted        a round's tables (players in seat order, match ids), byes
+    RoundPaired         the next round's tables (players in seat order), byes
+    RoundStarted        its matches created: the tables with their match ids
     RematchStarted      another game at an elimination table that was drawn
     MatchResultRecorded one match's result (once per match id)
     RoundCompleted      every table of the round decided
@@ -115,6 +116,18 @@ class Table(msgspec.Struct, frozen=True, kw_only=True):
     match_id: str
 
 
+class RoundPaired(msgspec.Struct, frozen=True, kw_only=True, tag="round_paired"):
+    """The next round decided (players in seat order per table), before its
+    matches exist: from here on its tables are fixed, so whoever creates the
+    matches (after a crash: another replica) creates exactly these."""
+
+    round: int
+    tables: tuple[tuple[str, ...], ...]
+    byes: tuple[str, ...] = ()
+    stage: str = ""
+    at_ms: int = 0
+
+
 class RoundStarted(msgspec.Struct, frozen=True, kw_only=True, tag="round_started"):
     round: int
     tables: tuple[Table, ...]
@@ -168,6 +181,7 @@ Event = (
     | PlayerRegistered
     | PlayerWithdrawn
     | RegistrationClosed
+    | RoundPaired
     | RoundStarted
     | RematchStarted
     | MatchResultRecorded
@@ -241,6 +255,8 @@ class Entrant:
     order: int  # registration order
     at_round: int = 0
     withdrawn: bool = False
+    seq: int = 0  # when registered
+    withdrawn_seq: int = 0
 
 
 @dataclass
@@ -260,6 +276,7 @@ class Tournament:
     standings: tuple[Standing, ...] = ()
     started_ms: int = 0
     finished_ms: int = 0
+    paired: RoundPaired | None = None  # a round paired, its matches not created yet
 
     @property
     def id(self) -> str:
@@ -285,6 +302,15 @@ class Tournament:
         """Registered and not withdrawn, in registration order."""
         return [e.player for e in self.entrants.values() if not e.withdrawn]
 
+    def out(self, player: str) -> bool:
+        return self.entrants[player].withdrawn
+
+    def pairable(self) -> list[str]:
+        """The players of the next round, in registration order."""
+        return [
+            p for p in self.active_players() if self.entrants[p].at_round <= len(self.rounds) + 1
+        ]
+
     def seed_of(self, player: str) -> int:
         """1 = the best seed; late entrants after every seed, by registration."""
         try:
@@ -308,9 +334,10 @@ class Tournament:
         self.seq = seq
         self.events += 1
         if isinstance(e, PlayerRegistered):
-            self.entrants[e.player] = Entrant(e.player, len(self.entrants), e.at_round)
+            self.entrants[e.player] = Entrant(e.player, len(self.entrants), e.at_round, seq=seq)
         elif isinstance(e, PlayerWithdrawn):
             self.entrants[e.player].withdrawn = True
+            self.entrants[e.player].withdrawn_seq = seq
         elif isinstance(e, RegistrationClosed):
             self.status = STATUS_RUNNING
             self.seeds = e.seeds
@@ -319,6 +346,7 @@ class Tournament:
         elif isinstance(e, RoundStarted):
             tables = [TableState(t.table, t.players, [t.match_id]) for t in e.tables]
             self.rounds.append(RoundState(e.round, tables, e.byes, e.stage))
+            self.paired = None
             for t in e.tables:
                 self.matches[t.match_id] = (e.round, t.table)
         elif isinstance(e, RematchStarted):
@@ -334,6 +362,8 @@ class Tournament:
                 self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
         elif isinstance(e, RoundCompleted):
             self.rounds[e.round - 1].completed = True
+        elif isinstance(e, RoundPaired):
+            self.paired = e
         elif isinstance(e, TournamentFinished):
             self.status = STATUS_FINISHED
             self.standings = e.standings
@@ -343,6 +373,8 @@ class Tournament:
 def fold(items: list[tuple[int, Event]], base: Tournament | None = None) -> Tournament:
     t = base
     for seq, e in items:
+        if t is not None and seq <= t.seq:
+            continue  # folded in already (two readers caught up at once)
         if t is None:
             if not isinstance(e, TournamentCreated):
                 raise ValueError("a tournament stream must begin with TournamentCreated")
