@@ -129,8 +129,8 @@ class TournamentServer:
         if self.grpc is not None:
             await self.grpc.stop(grace)
         if self._task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._task, timeout=max(grace, 2.0))
+            await asyncio.wait([self._task], timeout=max(grace, 2.0))  # never raises
+            self._task.cancel()
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics = None

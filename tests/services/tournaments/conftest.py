@@ -42,12 +42,6 @@ async def until(cond: Callable[[], Any], timeout: float = 60.0, every: float = 0
         if v:
             return v
         if loop.time() > deadline:
-            lines = []
-            for task in asyncio.all_tasks():
-                lines.append(f"TASK {task.get_name()}")
-                for f in task.get_stack(limit=30):
-                    lines.append(f"   {f.f_code.co_filename}:{f.f_lineno} {f.f_code.co_name}")
-            print("TASKS\n" + "\n".join(lines))
             raise AssertionError("condition not met in time")
         await asyncio.sleep(every)
 
