@@ -171,8 +171,9 @@ async def test_sigkilled_replicas_never_create_twice_nor_skip(stack, spawn):
     helper.manager.sweep_s = 3600
     helper._task.cancel()
     stub = stack.stub(helper)
-    tid = await create(stub, "tic_tac_toe", pb.FORMAT_SWISS, rounds=5)
-    await register_bots(stub, tid, 12)
+    # Dwarves Duel: long enough matches that rounds outlast a replica's start
+    tid = await create(stub, "dwarves_duel", pb.FORMAT_SWISS, rounds=5)
+    await register_bots(stub, tid, 8)
     replicas = [spawn(), spawn()]
     await asyncio.sleep(0)
     await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
@@ -191,6 +192,6 @@ async def test_sigkilled_replicas_never_create_twice_nor_skip(stack, spawn):
         kills += 1
         replicas[i] = spawn()
     t = await finished(stub, tid, timeout=90)
-    assert kills >= 3
+    assert kills >= 2
     assert len(t.rounds) == 5
     await check_exactly_once(stack, tid, t)
