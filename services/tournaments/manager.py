@@ -29,6 +29,7 @@ import nats
 import structlog
 from nats.js import JetStreamContext, api
 
+from services.match.model import now_ms
 from services.matchmaking.ratings import InvalidFact, decode_fact
 from services.matchmaking.results import ensure_results_stream
 from services.tournaments import metrics
@@ -69,6 +70,7 @@ class ProcessManager:
         self.replicas = replicas
         self._entrants: dict[str, set[str]] = {}  # player -> running tournaments
         self._races: dict[str, list[str]] = {}  # game -> running score races
+        self._known_at_ms = 0  # when _entrants and _races were read
 
     async def run(self, stop: asyncio.Event) -> None:
         await ensure_results_stream(self.js, self.results_stream, self.replicas)
@@ -136,6 +138,10 @@ class ProcessManager:
             done = await self.app.record(fact.match_id, end, fact.finished_at)
             return "recorded" if done else "duplicate"
         at = parse_ms(fact.finished_at)
+        if self._known_at_ms < at:
+            # A race that could count this fact started before it ended: if
+            # the list of running tournaments is older than that, read it again.
+            await self.refresh()
         counted = False
         for race_id in self._races.get(fact.game, ()):
             t = await self.app.load(race_id, fresh=True)
@@ -160,12 +166,13 @@ class ProcessManager:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), self.sweep_s)
 
-    async def sweep(self, *, reconcile: bool = False) -> None:
-        """Advance every running tournament; with ``reconcile``, also ask the
-        match service about the unrecorded matches of their current rounds."""
+    async def refresh(self) -> list[str]:
+        """Read the tournaments again: who plays in which, which races run.
+        Returns the running ones."""
+        started = now_ms()
         entrants: dict[str, set[str]] = {}
         races: dict[str, list[str]] = {}
-        running = 0
+        running = []
         for tid in await self.app.store.ids():
             t = await self.app.load(tid, fresh=True)
             if t.status == STATUS_FINISHED:
@@ -174,14 +181,21 @@ class ProcessManager:
                 entrants.setdefault(p, set()).add(tid)
             if t.status != STATUS_RUNNING:
                 continue
-            running += 1
+            running.append(tid)
             if t.format == FORMAT_SCORE_RACE:
                 races.setdefault(t.game, []).append(tid)
+        self._entrants, self._races = entrants, races
+        self._known_at_ms = started
+        metrics.ACTIVE.set(len(running))
+        return running
+
+    async def sweep(self, *, reconcile: bool = False) -> None:
+        """Advance every running tournament; with ``reconcile``, also ask the
+        match service about the unrecorded matches of their current rounds."""
+        for tid in await self.refresh():
             t = await self.app.advance(tid)
             if reconcile and t.status == STATUS_RUNNING and t.current is not None:
                 await self._reconcile(t)
-        self._entrants, self._races = entrants, races
-        metrics.ACTIVE.set(running)
 
     async def _reconcile(self, t) -> None:
         rnd = t.current
