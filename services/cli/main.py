@@ -10,6 +10,7 @@ tabletop replay MATCH [--speed X]    re-stream a match from its events
 tabletop matches [--player P]        matches of a player
 tabletop demo                        bots play every game through the stack
 tabletop local [GAME]                bots play in this process, no stack needed
+tabletop tournament create|register|start|show|watch|run   tournaments
 """
 
 from __future__ import annotations
@@ -560,6 +561,10 @@ def parser() -> argparse.ArgumentParser:
     lo.add_argument("--seed", type=int, default=1)
     lo.add_argument("--bot", default="greedy", choices=["random", "greedy"])
     lo.set_defaults(func=cmd_local)
+
+    from services.cli import tournament
+
+    tournament.add_parser(sub)
     return p
 
 
