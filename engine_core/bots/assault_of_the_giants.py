@@ -57,6 +57,10 @@ def _attack_value(s: State, seat: Seat, g: int) -> float:
 class AssaultGreedy:
     name = "greedy"
 
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's Ordning Points now, with the board's OV as a tie-break."""
+        return tuple(state.op[p] + 0.01 * R.board_ov(state, p) for p in range(state.players))
+
     def choose(self, game: Any, state: State, seat: Seat, rng: Rng) -> Any:
         moves = game.legal_moves(state, seat)
         best = None
@@ -91,7 +95,7 @@ class AssaultGreedy:
             case M.PayToll(card=card):
                 return 1 if card == "food" else (-1 if card == "wound" else 0)
             case M.DeclareBattle(target=g):
-                return _attack_value(s, seat, g)
+                return 10 + _attack_value(s, seat, g)  # fight: the best target in reach
             case M.EndAttack():
                 return 0
             case M.AddAttacker():
@@ -137,7 +141,7 @@ class AssaultGreedy:
             case M.PassMend():
                 return 0
             case M.Advance():
-                return -1
+                return 2  # advance into the cleared region: the front moves on
             case M.EndAdvance():
                 return 0
             case M.Recruit(kind=kind, remove=r):
@@ -185,8 +189,11 @@ class AssaultGreedy:
         race = R.race_of(s, seat)
         row = s.rows[seat]
         if cmd == "attack":
+            # Attack whenever a target is in reach: battles are what score OP and
+            # empty the pools (weighing defenders heavily, the bot used to wait
+            # for a sure win and the games ran to the round limit).
             vals = [_attack_value(s, seat, g) for g in R.attack_targets(s, seat)]
-            return 10 + max(vals) if vals and max(vals) > 0 else -5
+            return 30 + max(vals) if vals else -5
         if cmd == "recruit":
             g = R.recruit_region(s, race)
             removes = R.placement_removes(s, race, g)
@@ -208,7 +215,9 @@ class AssaultGreedy:
         if cmd == "plunder":
             return 1 + len(R.plunder_options(replace(s, budget=1), seat))
         if cmd == "rest":
-            return -3 + len(row)
+            # Rest right after an Attack: the row is taken back and the next
+            # Attack comes sooner.
+            return 20 if "attack" in row else -3 + len(row)
         if cmd == "leader":
             return 1.5
         if cmd == "magic":

@@ -60,6 +60,10 @@ def face_value(face: str) -> float:
 class DiceForgeGreedy:
     name = "greedy"
 
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's score now (glory, the feats' glory included)."""
+        return tuple(float(score(state, s)) for s in range(len(state.players)))
+
     def choose(self, game: Any, state: State, seat: Seat, rng: Rng) -> Any:
         moves = game.legal_moves(state, seat)
         task = seat_task(state, seat)

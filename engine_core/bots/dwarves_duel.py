@@ -51,6 +51,10 @@ def _card_value(card_id: str) -> int:
 class DwarvesDuelGreedy:
     name = "greedy"
 
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's score now (the Victory Points in its display)."""
+        return tuple(float(x) for x in scores(state))
+
     def choose(self, game, state: State, seat: Seat, rng: Rng):
         moves = legal_moves(state, seat)
         best, best_score = moves[0], float("-inf")
