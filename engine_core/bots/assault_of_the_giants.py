@@ -208,7 +208,7 @@ class AssaultGreedy:
         if cmd == "move":
             dist = _target_distance(s, race)
             far = sum(1 for u in R.on_board(s, race) if dist[s.unit_loc[u]] > 1)
-            return 4 + far * 0.5 if far else -2
+            return 8 + far * 0.5 if far else -2  # march to the front
         if cmd == "heal":
             w = sum(1 for u in R.on_board(s, race) if s.unit_wounded[u])
             return 2 * w - 1

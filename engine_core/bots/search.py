@@ -99,14 +99,14 @@ class SearchBot:
 
     def __init__(
         self,
-        iterations: int = 400,
+        iterations: int = 200,
         *,
         time_s: float | None = None,
         clock: Callable[[], float] | None = None,
         exploration: float = 0.7,
         rollout: str = "greedy",
         epsilon: float = 0.1,
-        rollout_moves: int | None = None,
+        rollout_moves: int | None = 50,
         fpu: float = 0.5,
     ) -> None:
         if iterations < 1:

@@ -34,7 +34,10 @@ class BotSettings:
     grpc_port: int = 0
     metrics_port: int = -1  # 0 = a free port; -1 = none
     grace_s: float = 5.0
-    kind: str = "greedy"  # "greedy" or "random" (engine_core.bots.bot_for)
+    kind: str = "greedy"  # level of bot ids that name none: random, greedy or search
+    search_time_s: float = 0.5  # time budget of one search decision
+    search_iterations: int = 5000  # iteration cap of one search decision
+    search_threads: int = 2  # executor threads for search decisions (off the event loop)
     consumer: str = dataclasses.field(
         default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}"
     )
