@@ -217,7 +217,7 @@ class AssaultGreedy:
         if cmd == "rest":
             # Rest right after an Attack: the row is taken back and the next
             # Attack comes sooner.
-            return 20 if "attack" in row else -3 + len(row)
+            return 20 if "attack" in row and len(row) >= 2 else -3 + len(row)
         if cmd == "leader":
             return 1.5
         if cmd == "magic":
