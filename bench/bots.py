@@ -20,12 +20,11 @@ import json
 import time
 from typing import Any
 
+from bench.stats import percentile
 from engine_core.bots import greedy_bots
 from engine_core.bots.search import SearchBot
 from engine_core.registry import default_registry
 from engine_core.testing import Playout, playout
-
-from bench.stats import percentile
 
 LIMIT_REASONS = {"round_limit"}  # Outcome reasons that mean a limit, not the game's end
 
@@ -45,7 +44,7 @@ def natural_ends(game: Any, players: int, games: int) -> dict[str, Any]:
     for seed in range(games):
         seen: dict[str, bool] = {}
 
-        def on_step(before, _step, after) -> None:
+        def on_step(before, _step, after, seen=seen) -> None:
             if game.name == "assault_of_the_giants" and after.endgame and not before.endgame:
                 seen["pool"] = after.pool_b == 0
 
@@ -88,8 +87,10 @@ def search_vs_greedy(
         rank = result.outcome.ranks[seat]
         ranks.append(rank)
         if players == 2:
-            score += 1.0 if rank == 1 and result.outcome.ranks.count(1) == 1 else (
-                0.5 if rank == 1 else 0.0
+            score += (
+                1.0
+                if rank == 1 and result.outcome.ranks.count(1) == 1
+                else (0.5 if rank == 1 else 0.0)
             )
     t = sorted(timed.times)
     out: dict[str, Any] = {
