@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     console.print("[bold]matchmaking[/] ...")
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
     console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
-    out["bots"] = bots.run(full=args.bots_full)
+    out["bots"] = bots.run(full=args.bots_full, jobs=2)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]

@@ -9,8 +9,10 @@
 * Per game and player count: the share of greedy-vs-greedy games that end
   naturally rather than at a round or move limit.
 
-``python -m bench.bots`` runs the quick budget (what ``make bench`` runs);
-``--full`` plays 100 games per game and count at a larger budget.
+``python -m bench.bots`` runs the quick size (what ``make bench`` runs: 10
+search games and 50 greedy games per game and count); ``--full`` plays 100 of
+each. The search budget is the same in both: ``ITERATIONS`` per decision,
+rollouts of ``ROLLOUT_MOVES`` greedy moves.
 """
 
 from __future__ import annotations
@@ -108,28 +110,68 @@ def search_vs_greedy(
     return out
 
 
-def run(full: bool = False) -> dict[str, Any]:
-    games = 100 if full else 10
-    greedy_games = 100 if full else 50
-    iterations, rollout_moves = (100, 40) if full else (16, 20)
-    out: dict[str, Any] = {"search": [], "natural_ends": []}
-    for game in default_registry():
-        for n in range(game.min_players, game.max_players + 1):
-            ne = natural_ends(game, n, greedy_games)
-            out["natural_ends"].append({"game": game.name, "players": n, **ne})
-            print(f"  greedy {game.name} {n}p: natural {ne['natural_share']:.2f}", flush=True)
-        counts = [game.min_players] if game.max_players <= 2 else [2, 3, 4]
-        if game.name == "assault_of_the_giants":
-            counts = [3, 4, 6]
-        for n in counts:
-            if not game.min_players <= n <= game.max_players:
-                continue
-            r = search_vs_greedy(game, n, games, iterations, rollout_moves)
-            out["search"].append({"game": game.name, "players": n, **r})
+QUICK = {"games": 10, "greedy_games": 50}
+FULL = {"games": 100, "greedy_games": 100}
+ITERATIONS = 32  # per decision: the stated budget
+ROLLOUT_MOVES = 10  # greedy moves per rollout before the standing is scored
+
+
+def search_counts(game: Any) -> list[int]:
+    if game.name == "assault_of_the_giants":
+        return [3, 4, 6]
+    return [n for n in (2, 3, 4) if game.min_players <= n <= game.max_players]
+
+
+def _search_task(args: tuple[str, int, int]) -> dict[str, Any]:
+    name, n, games = args
+    game = default_registry().get(name)
+    r = search_vs_greedy(game, n, games, ITERATIONS, ROLLOUT_MOVES)
+    return {"game": name, "players": n, **r}
+
+
+def _natural_task(args: tuple[str, int, int]) -> dict[str, Any]:
+    name, n, games = args
+    return {"game": name, "players": n, **natural_ends(default_registry().get(name), n, games)}
+
+
+def run(full: bool = False, jobs: int = 1, only: str | None = None) -> dict[str, Any]:
+    """Every figure of the section; ``jobs`` processes play the games."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = FULL if full else QUICK
+    reg = default_registry()
+    natural = [
+        (g.name, n, size["greedy_games"])
+        for g in reg
+        for n in range(g.min_players, g.max_players + 1)
+        if only is None or g.name == only
+    ]
+    search = [
+        (g.name, n, size["games"])
+        for g in reg
+        for n in search_counts(g)
+        if only is None or g.name == only
+    ]
+    out: dict[str, Any] = {
+        "budget": {"iterations": ITERATIONS, "rollout_moves": ROLLOUT_MOVES, **size},
+        "natural_ends": [],
+        "search": [],
+    }
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for ne in pool.map(_natural_task, natural):
+            out["natural_ends"].append(ne)
+            print(
+                f"  greedy {ne['game']} {ne['players']}p: natural {ne['natural_share']:.2f}",
+                flush=True,
+            )
+        for r in pool.map(_search_task, search):
+            out["search"].append(r)
+            n = r["players"]
             strength = f"win {r['win_rate']:.2f}" if n == 2 else f"rank {r['mean_rank']:.2f}"
             print(
-                f"  search {game.name} {n}p: {strength}, p50 {r['decision_p50_ms']:.0f} ms, "
-                f"p99 {r['decision_p99_ms']:.0f} ms, {r['iterations_per_s']:.0f} it/s",
+                f"  search {r['game']} {n}p: {strength}, p50 {r['decision_p50_ms']:.0f} ms, "
+                f"p99 {r['decision_p99_ms']:.0f} ms, {r['iterations_per_s']:.0f} it/s "
+                f"({r['games']} games)",
                 flush=True,
             )
     return out
@@ -137,9 +179,17 @@ def run(full: bool = False) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.bots")
-    parser.add_argument("--full", action="store_true", help="100 games per count, 100 it")
+    parser.add_argument("--full", action="store_true", help="100 games per game and count")
+    parser.add_argument("--jobs", type=int, default=2, help="processes playing the games")
+    parser.add_argument("--game", help="one game only")
+    parser.add_argument("--out", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    print(json.dumps(run(args.full), indent=1))
+    out = run(args.full, args.jobs, args.game)
+    text = json.dumps(out, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    print(text)
     return 0
 
 

@@ -121,6 +121,7 @@ def completable_with(state: State, p: Player, will: int, shards: int) -> list[st
 
 class ArcaneAcademyGreedy:
     name = "greedy"
+    standing_scale = 4.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
         """Each seat's Prestige as it would score now."""

@@ -56,6 +56,7 @@ def _attack_value(s: State, seat: Seat, g: int) -> float:
 
 class AssaultGreedy:
     name = "greedy"
+    standing_scale = 4.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
         """Each seat's Ordning Points now, with the board's OV as a tie-break."""

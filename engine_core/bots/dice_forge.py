@@ -59,6 +59,7 @@ def face_value(face: str) -> float:
 
 class DiceForgeGreedy:
     name = "greedy"
+    standing_scale = 8.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
         """Each seat's score now (glory, the feats' glory included)."""

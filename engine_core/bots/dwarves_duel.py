@@ -50,6 +50,7 @@ def _card_value(card_id: str) -> int:
 
 class DwarvesDuelGreedy:
     name = "greedy"
+    standing_scale = 3.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
         """Each seat's score now (the Victory Points in its display)."""

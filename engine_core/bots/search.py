@@ -60,6 +60,24 @@ def seat_rewards(outcome: Outcome) -> tuple[float, ...]:
     return rank_rewards(tuple(-r for r in outcome.ranks))
 
 
+def standing_rewards(values: tuple[float, ...], scale: float) -> tuple[float, ...]:
+    """Per seat: the mean over the other seats of a logistic of the lead,
+    ``1 / (1 + exp(-(mine - theirs) / scale))``: 1/2 when level, towards 1
+    (0) with a lead (a deficit) of several ``scale``. Smoother than ranks, so
+    a cut-short rollout still tells a small gain from none."""
+    n = len(values)
+    if n == 1:
+        return (1.0,)
+    out = []
+    for i, mine in enumerate(values):
+        total = 0.0
+        for j, theirs in enumerate(values):
+            if j != i:
+                total += 1.0 / (1.0 + math.exp(max(-50.0, min(50.0, (theirs - mine) / scale))))
+        out.append(total / (n - 1))
+    return tuple(out)
+
+
 def rank_rewards(keys: tuple[float, ...]) -> tuple[float, ...]:
     """Per seat: the share of the other seats whose key it beats (higher is
     better), ties half."""
@@ -108,6 +126,7 @@ class SearchBot:
         epsilon: float = 0.1,
         rollout_moves: int | None = 50,
         fpu: float = 0.5,
+        root_policy: bool = True,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -123,8 +142,10 @@ class SearchBot:
         self.epsilon = epsilon
         self.rollout_moves = rollout_moves
         self.fpu = fpu
+        self.root_policy = root_policy
         self.last = SearchStats()
         self._random = RandomBot()
+        self._preferred: Any = None
 
     # ---------------------------------------------------------------- the bot
     def choose(self, game: Game, state: Any, seat: Seat, rng: Rng) -> Any:
@@ -141,6 +162,7 @@ class SearchBot:
         if len(moves) == 1:
             return moves[0]
         policy = self._policy(game)
+        self._preferred = None
         tree: dict[tuple[Seat, bytes], _Node] = {}
         deadline = None
         if self.time_s is not None and self.clock is not None:
@@ -155,12 +177,15 @@ class SearchBot:
             done += 1
         self.last = SearchStats(iterations=done, simulated_moves=simulated, nodes=len(tree))
         root = tree[(seat, _encode(game.view(first, seat)))].stats
-        best, best_key = moves[0], (-1.0, -1.0)
+        # The most visited move; on equal visits the rollout policy's own choice
+        # (so a budget smaller than the moves to try plays like the policy),
+        # then the better mean.
+        best, best_key = moves[0], (-1.0, -1.0, -1.0)
         for m in moves:
             st = root.get(m)
             if st is None or st[0] == 0:
                 continue
-            key = (st[0], st[1] / st[0])
+            key = (st[0], 1.0 if m == self._preferred else 0.0, st[1] / st[0])
             if key > best_key:
                 best, best_key = m, key
         return best
@@ -216,8 +241,14 @@ class SearchBot:
                 if st[0] == 0.0:
                     untried.append(m)
             move = None
-            if untried and depth == 0:
-                move = untried[0] if len(untried) == 1 else rng.choice(untried)
+            if untried and depth == 0:  # the root tries every move, the policy's first
+                preferred = policy.choose(game, state, mover, rng) if self.root_policy else None
+                if self._preferred is None:
+                    self._preferred = preferred
+                if preferred is not None and stats[preferred][0] == 0.0:
+                    move = preferred
+                else:
+                    move = untried[0] if len(untried) == 1 else rng.choice(untried)
             elif untried and len(legal) > 1:
                 preferred = policy.choose(game, state, mover, rng)
                 if stats[preferred][0] == 0.0:
@@ -260,7 +291,8 @@ class SearchBot:
             if standing is None:
                 rewards: tuple[float, ...] = (0.5,) * game.seats(state)
             else:
-                rewards = rank_rewards(standing(state))
+                scale = getattr(policy, "standing_scale", 1.0)
+                rewards = standing_rewards(standing(state), scale)
         else:
             rewards = seat_rewards(outcome)
         for st, mover in path:
