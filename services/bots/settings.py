@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from engine_core.bots import LEVELS
 from services.common.auth import AuthSettings
 
 _SHARED = {
@@ -45,6 +46,14 @@ class BotSettings:
     claim_idle_s: float = 60.0  # a job not touched this long (worker gone) is taken over
     move_delay_s: float = 0.0  # think time before each move
     rpc_timeout_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in LEVELS:
+            raise ValueError(
+                f"{env_name('kind')}={self.kind!r} is not a bot level ({', '.join(LEVELS)})"
+            )
+        if self.search_time_s <= 0 or self.search_iterations < 1 or self.search_threads < 1:
+            raise ValueError("the search budget and threads must be positive")
 
     def auth(self) -> AuthSettings:
         """HS256 with ``jwt_secret`` (the development secret, with a warning, if empty)."""
