@@ -112,8 +112,8 @@ def search_vs_greedy(
 
 QUICK = {"games": 10, "greedy_games": 50}
 FULL = {"games": 100, "greedy_games": 100}
-ITERATIONS = 32  # per decision: the stated budget
-ROLLOUT_MOVES = 10  # greedy moves per rollout before the standing is scored
+ITERATIONS = 16  # per decision: the stated budget
+ROLLOUT_MOVES = 8  # greedy moves per rollout before the standing is scored
 
 
 def search_counts(game: Any) -> list[int]:
@@ -134,23 +134,33 @@ def _natural_task(args: tuple[str, int, int]) -> dict[str, Any]:
     return {"game": name, "players": n, **natural_ends(default_registry().get(name), n, games)}
 
 
-def run(full: bool = False, jobs: int = 1, only: str | None = None) -> dict[str, Any]:
+def run(
+    full: bool = False,
+    jobs: int = 1,
+    only: str | None = None,
+    games: int | None = None,
+    greedy_games: int | None = None,
+) -> dict[str, Any]:
     """Every figure of the section; ``jobs`` processes play the games."""
     from concurrent.futures import ProcessPoolExecutor
 
-    size = FULL if full else QUICK
+    size = dict(FULL if full else QUICK)
+    if games is not None:
+        size["games"] = games
+    if greedy_games is not None:
+        size["greedy_games"] = greedy_games
     reg = default_registry()
     natural = [
         (g.name, n, size["greedy_games"])
         for g in reg
         for n in range(g.min_players, g.max_players + 1)
-        if only is None or g.name == only
+        if (only is None or g.name == only) and size["greedy_games"] > 0
     ]
     search = [
         (g.name, n, size["games"])
         for g in reg
         for n in search_counts(g)
-        if only is None or g.name == only
+        if (only is None or g.name == only) and size["games"] > 0
     ]
     out: dict[str, Any] = {
         "budget": {"iterations": ITERATIONS, "rollout_moves": ROLLOUT_MOVES, **size},
@@ -182,9 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="100 games per game and count")
     parser.add_argument("--jobs", type=int, default=2, help="processes playing the games")
     parser.add_argument("--game", help="one game only")
+    parser.add_argument("--games", type=int, help="search games per game and count")
+    parser.add_argument("--greedy-games", type=int, help="greedy games per game and count")
     parser.add_argument("--out", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    out = run(args.full, args.jobs, args.game)
+    out = run(args.full, args.jobs, args.game, args.games, args.greedy_games)
     text = json.dumps(out, indent=1)
     if args.out:
         with open(args.out, "w") as f:
