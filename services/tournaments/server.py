@@ -22,6 +22,7 @@ from prometheus_client import start_http_server
 from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.tournaments.adapters import GrpcMatches, RedisBotJobs, RedisSeeding
 from services.tournaments.app import AppConfig, TournamentApp
 from services.tournaments.manager import ProcessManager
@@ -61,7 +62,7 @@ class TournamentServer:
         if s.auth.uses_dev_secret:
             log.warning("dev_jwt_secret", hint="set TABLETOP_JWT_SECRET outside local development")
         self._nc = await nats.connect(
-            s.nats_url,
+            nats_servers(s.nats_url),
             name="tabletop-tournaments",
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,

@@ -4,7 +4,8 @@ The stack: nats-server and valkey-server (real, free ports), the rules service
 as its own process, the match service (calling that rules service over gRPC)
 and the matchmaking service (API, matchmaker creating matches through the
 match service) in this process. Every RPC of ``RulesService``,
-``MatchService``, ``AuthService`` and ``MatchmakingService`` gets requests built
+``MatchService``, ``AuthService``, ``MatchmakingService`` and
+``TournamentService`` (the tournament service beside them) gets requests built
 from its descriptor (``tests.fuzz.inputs``), with random tokens; a share of
 calls plays real moves so the matches under attack move on.
 
@@ -56,9 +57,12 @@ from services.match.settings import MatchSettings
 from services.matchmaking.server import MatchmakingProcess
 from services.matchmaking.settings import MatchmakingSettings
 from services.rules.process import RulesProcess
+from services.tournaments.server import TournamentServer
+from services.tournaments.settings import TournamentSettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tabletop.matchmaking.v1 import matchmaking_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+from tabletop.tournaments.v1 import tournaments_pb2
 from tests.fuzz.inputs import Inputs, Pools
 
 SECRET = "fuzz-secret-0123456789-0123456789-0123456789"
@@ -139,6 +143,7 @@ class FuzzStack:
         self.rules = RulesProcess(workers=1, log_dir=tmp)
         self.match: MatchServer | None = None
         self.mm: MatchmakingProcess | None = None
+        self.tournaments: TournamentServer | None = None
         self.channels: dict[str, grpc.aio.Channel] = {}
 
     async def start(self) -> FuzzStack:
@@ -167,10 +172,20 @@ class FuzzStack:
             limits=LIMITS,
         )
         self.mm = await MatchmakingProcess(mm).start()
+        self.tournaments = await TournamentServer(
+            TournamentSettings(
+                nats_url=self.nats.url,
+                redis_url=self.valkey.url[:-1] + "2",
+                match_addr=self.match.address,
+                grace_s=0.2,
+                auth=auth,
+            )
+        ).start()
         for name, addr in (
             ("rules", self.rules.address),
             ("match", self.match.address),
             ("mm", f"127.0.0.1:{self.mm.port}"),
+            ("tournaments", self.tournaments.address),
         ):
             self.channels[name] = grpc.aio.insecure_channel(addr)
         return self
@@ -178,6 +193,8 @@ class FuzzStack:
     async def stop(self) -> None:
         for ch in self.channels.values():
             await ch.close()
+        if self.tournaments is not None:
+            await self.tournaments.stop(0.2)
         if self.mm is not None:
             await self.mm.stop()
         if self.match is not None:
@@ -210,6 +227,7 @@ def _methods(stack: FuzzStack) -> list[tuple[str, str, Any, Any, bool]]:
         ("rules", rules_pb2),
         ("match", match_pb2),
         ("mm", matchmaking_pb2),
+        ("tournaments", tournaments_pb2),
     ):
         for service in module.DESCRIPTOR.services_by_name.values():
             for m in service.methods:
