@@ -31,7 +31,7 @@ Settings (``LimitSettings.from_env``), each rule ``N/S`` (N calls per S seconds)
 |---|---|---|
 | ``TABLETOP_LIMITS_ENABLED`` | 1 | |
 | ``TABLETOP_LIMIT_GUEST_LOGIN`` | 300/60 | peer address |
-| ``TABLETOP_LIMIT_CREATE_MATCH`` | 600/60 | subject (peer without a token) |
+| ``TABLETOP_LIMIT_CREATE_MATCH`` | 1200/60 | subject (peer without a token) |
 | ``TABLETOP_LIMIT_SUBMIT_MOVE`` | 6000/60 | subject |
 | ``TABLETOP_LIMIT_ENQUEUE`` | 120/60 | subject |
 | ``TABLETOP_LIMIT_STREAMS`` | 64 | open streams per subject (or peer) |
@@ -98,7 +98,7 @@ class Rate:
 class LimitSettings:
     enabled: bool = True
     guest_login: Rate = Rate(300, 60)
-    create_match: Rate = Rate(600, 60)
+    create_match: Rate = Rate(1200, 60)
     submit_move: Rate = Rate(6000, 60)
     enqueue: Rate = Rate(120, 60)
     streams: int = 64
