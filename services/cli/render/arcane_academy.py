@@ -154,7 +154,7 @@ class ArcaneAcademyRenderer(Renderer):
             f"Round {v.round}: {self.seat(v.current)} ({v.turn_kind} turn, {v.phase}); "
             f"Score: {self.standing(v)}"
         )
-        out = [Section("round", (head,))]
+        out = [Section("", (head,))]
         order = [p.seat for p in v.players]
         if self.me is not None:
             order = order[self.me :] + order[: self.me]

@@ -97,7 +97,7 @@ class AssaultRenderer(Renderer):
             + (f" ({v.command})" if v.command else "")
             + f"; Ordning: {self.standing(v)}"
         )
-        out = [Section("round", (head,))]
+        out = [Section("", (head,))]
         for seat, race in enumerate(v.seat_races):
             ri = D.RACE_INDEX[race]
             armies: dict[int, Counter[str]] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -162,8 +162,40 @@ class Renderer:
         """The scores or the race in one line."""
         return ""
 
+    OPTIONS: ClassVar[Mapping[str, str]] = {}
+    """What each of the game's options means, in words."""
+
+    def options(self) -> list[str]:
+        """The game's options, one line each, for ``tabletop games``."""
+        schema = msgspec.json.schema(self.game.Options)
+        return option_lines(schema, self.option_meanings())
+
+    def option_meanings(self) -> Mapping[str, str]:
+        return self.OPTIONS
+
 
 def changed(before: Sequence[Section], after: Sequence[Section]) -> list[Section]:
     """The sections of ``after`` whose title is new or whose text changed."""
     old = {s.title: s.text for s in before}
     return [s for s in after if old.get(s.title) != s.text]
+
+
+def option_lines(schema: Mapping[str, Any], described: Mapping[str, str]) -> list[str]:
+    """A game's options (its JSON schema) as ``name: meaning (default ...)`` lines;
+    ``described`` gives the meaning of the fields a game explains in words."""
+    defs = schema.get("$defs", {})
+    ref = schema.get("$ref", "")
+    body = defs.get(ref.rsplit("/", 1)[-1], schema) if ref else schema
+    out = []
+    for name, prop in body.get("properties", {}).items():
+        values = prop.get("enum") or next(
+            (p.get("enum") for p in prop.get("anyOf", ()) if p.get("enum")), None
+        )
+        kinds = values and " | ".join(json.dumps(v) for v in values)
+        if not kinds:
+            types = [p.get("type") for p in prop.get("anyOf", [prop]) if p.get("type")]
+            kinds = " | ".join(str(t) for t in types) or "value"
+        default = json.dumps(prop.get("default")) if "default" in prop else "required"
+        meaning = described.get(name, "")
+        out.append(f"{name} = {kinds} (default {default}){': ' + meaning if meaning else ''}")
+    return out
