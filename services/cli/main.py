@@ -137,7 +137,7 @@ class MatchLog:
             rnd = self.r.round(view) if view is not None else None
             if rnd is not None:
                 if rnd != self.round and self.round is not None:
-                    self.out(f"round {self.round} done: {self.r.standing(view)}", "dim")
+                    self.out(f"{self.r.ROUND} {self.round} done: {self.r.standing(view)}", "dim")
                 self.round = rnd
                 return
         seat = c.seat if c.HasField("seat") else None
@@ -639,8 +639,11 @@ def cmd_local(args: argparse.Namespace) -> int:
             after = game.view(state, None)
             now = r.round(after)
             if not args.moves and now != rnd and rnd is not None:
-                say(f"  round {rnd} done: {r.standing(after)}")
+                say(f"  {r.ROUND} {rnd} done: {r.standing(after)}")
             rnd = now
+        final = game.view(state, None)
+        if r.round(final) is None:
+            console.print(board_panel(game.title, r.sections(final)))
         o = game.outcome(state)
         say(f"  result after {k} moves: {o.reason}; ranks {list(o.ranks)}; scores {list(o.scores)}")
     return 0

@@ -154,6 +154,9 @@ class Renderer:
             out.append(Section(words(k), lines))
         return out
 
+    ROUND: ClassVar[str] = "round"
+    """What the game calls the unit of ``round`` (a Dwarves Duel turn)."""
+
     def round(self, view: Any) -> int | None:
         """The round (or turn) a view is in, for one summary line per round in auto play."""
         return None

@@ -66,6 +66,7 @@ def effect_text(card: D.Card) -> str:
 
 
 class DwarvesDuelRenderer(Renderer):
+    ROUND = "turn"
     OPTIONS: ClassVar[dict[str, str]] = {
         "seat0_side": "the side seat 0 leads (seat 1 gets the other)",
         "first_player": "the seat that starts (null: drawn at random)",
