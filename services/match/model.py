@@ -68,6 +68,7 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     player: str = ""
     move: str = ""
     key: str = ""  # the idempotency key's digest (scoped to match and caller)
+    request: str = ""  # the digest of the request made under that key ("" in older commits)
     # the creation
     game: str = ""
     players: tuple[str, ...] = ()
@@ -177,6 +178,13 @@ def new_match_id(seed: bytes | None = None) -> str:
 def key_digest(match_id: str, player: str, key: str) -> str:
     """The idempotency key as stored: scoped to the match and the caller."""
     return hashlib.sha256(f"{match_id}\0{player}\0{key}".encode()).hexdigest()[:32]
+
+
+def request_digest(*fields: object) -> str:
+    """The digest of a request's payload, kept with its idempotency key: a
+    later request under the same key must carry the same payload."""
+    text = "\0".join("" if f is None else str(f) for f in fields)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def valid_match_id(match_id: str) -> bool:

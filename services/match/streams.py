@@ -1,0 +1,143 @@
+"""The streams: watch a match live (resuming after a version), replay it
+from its events at any speed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from engine_core.types import Outcome
+from services.common.auth import Principal
+from services.match import metrics
+from services.match.base import REPLAY_MAX_PAUSE_S
+from services.match.errors import BadRequest
+from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, Projection
+from services.match.projections import Projections
+
+
+@dataclass(frozen=True, slots=True)
+class CommitView:
+    """A commit as one caller may see it."""
+
+    version: int
+    seat: int | None
+    events: tuple[str, ...]
+    view: str
+    status: str
+    outcome: Outcome | None
+    committed_at: str
+    move: str
+
+
+class Streams(Projections):
+    async def watch(
+        self,
+        principal: Principal,
+        match_id: str,
+        after_version: int | None,
+        *,
+        include_view: bool = False,
+    ) -> AsyncIterator[CommitView]:
+        p = await self.load(match_id, fresh=True)
+        meta = p.meta
+        seat = self.viewer_seat(principal, meta)
+        metrics.WATCHERS.inc()
+        metrics.WATCHERS_CONNECTED.inc()
+        try:
+            async for view in self._watch(p, seat, after_version, include_view):
+                yield view
+        finally:
+            metrics.WATCHERS_CONNECTED.dec()
+
+    async def _watch(
+        self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
+    ) -> AsyncIterator[CommitView]:
+        meta = p.meta
+        match_id = meta.match_id
+        if after_version is not None and after_version > p.version:
+            raise BadRequest(
+                f"the match is at version {p.version}; nothing is known after {after_version}",
+                "version_ahead",
+            )
+        if p.outcome is not None and after_version is not None and after_version >= p.version:
+            return
+        state: bytes | None = None
+        if after_version is not None and after_version == p.version:
+            start, skip, state = p.seq, after_version, p.state
+        elif after_version is not None and not include_view:
+            # no state needed: start right after that version's commit
+            found = await self._store(self.store.seq_of_version(match_id, after_version, p.seq))
+            start, skip = (found, after_version) if found is not None else (0, after_version)
+        else:
+            start, skip = 0, -1 if after_version is None else after_version
+        pending: list[str] = []  # events of skipped commits, folded in one call
+        async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
+            if include_view:
+                pending.extend(c.events)
+            if c.version <= skip:
+                continue
+            view = ""
+            if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(meta.game, state, pending))
+                    pending.clear()
+                assert state is not None
+                view = await self._rules(self.rules.view(state, seat))
+            yield self._commit_view(c, seat, view, full=False)
+            if c.outcome is not None:
+                return
+
+    async def replay(
+        self,
+        principal: Principal,
+        match_id: str,
+        *,
+        from_version: int = 0,
+        to_version: int | None = None,
+        speed: float = 0.0,
+        include_view: bool = False,
+    ) -> AsyncIterator[CommitView]:
+        if speed < 0:
+            raise BadRequest("speed must be >= 0", "bad_speed")
+        p = await self.load(match_id, fresh=True)
+        full = p.outcome is not None and p.meta.match_options.public_replay
+        seat = None if full else self.viewer_seat(principal, p.meta)
+        state: bytes | None = None
+        previous_ms: int | None = None
+        pending: list[str] = []  # events of skipped commits, folded in one call
+        commits = self.store.commits(match_id, 0, upto_seq=p.seq)
+        async for _seq, c in self._store_iter(commits):
+            if include_view:
+                pending.extend(c.events)
+            if c.version < from_version:
+                continue
+            if to_version is not None and c.version > to_version:
+                return
+            if speed > 0 and previous_ms is not None:
+                pause = min(REPLAY_MAX_PAUSE_S, max(0, c.time_ms - previous_ms) / 1000)
+                await asyncio.sleep(pause / speed)
+            previous_ms = c.time_ms
+            view = ""
+            if include_view:
+                if pending:
+                    state = await self._rules(self.rules.evolve(p.meta.game, state, pending))
+                    pending.clear()
+                assert state is not None
+                view = await self._rules(self.rules.view(state, seat, full=full))
+            yield self._commit_view(c, seat, view, full=full)
+
+    @staticmethod
+    def _commit_view(c: Commit, seat: int | None, view: str, *, full: bool) -> CommitView:
+        # A move may carry a secret choice: only its own seat (or a full
+        # replay) sees it; everyone sees the redacted events.
+        return CommitView(
+            version=c.version,
+            seat=c.seat,
+            events=c.events if full else c.visible_events(seat),
+            view=view,
+            status=STATUS_FINISHED if c.outcome is not None else STATUS_ACTIVE,
+            outcome=c.outcome,
+            committed_at=c.committed_at,
+            move=c.move if full or (seat is not None and seat == c.seat) else "",
+        )

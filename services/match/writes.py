@@ -1,0 +1,382 @@
+"""The write path: create a match, submit a move.
+
+The per-move loop (``submit``) is short: load the projection (in memory, else
+Redis, else fold the stream), ask the rules once, append once with the
+expected stream sequence, and write the cache after answering. A lost race
+(JetStream error 10071) reads only the commits since the decision: if one of
+them carries the same idempotency key, that is the answer; otherwise the move
+is decided again on the new state (when the client sent no
+``expected_version``), a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+
+import structlog
+
+from engine_core.errors import EngineError, GameOver, IllegalMove
+from engine_core.types import Outcome
+from services.common.auth import MAX_PLAYER_ID_CHARS, Principal, is_bot, valid_player_id
+from services.common.errors import InvalidArgument, PermissionDenied, ServiceError
+from services.match import metrics
+from services.match.base import MAX_KEY_LENGTH, MAX_MOVE_BYTES, MAX_PLAYERS_IDS
+from services.match.errors import (
+    BadRequest,
+    IdempotencyKeyReused,
+    MatchExists,
+    OutcomeUnknown,
+    StaleVersion,
+    TooMuchContention,
+    Unavailable,
+)
+from services.match.index import finished_fact, publish_finished
+from services.match.model import (
+    KIND_CREATED,
+    KIND_MOVE,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    Commit,
+    Decision,
+    MatchMeta,
+    MatchOptions,
+    Projection,
+    key_digest,
+    new_match_id,
+    now_ms,
+    request_digest,
+)
+from services.match.ports import AppendConflict
+from services.match.projections import Projections
+from services.match.store import FINISHED_HEADERS
+
+log = structlog.get_logger("tabletop.match")
+
+
+@dataclass(frozen=True, slots=True)
+class MoveResult:
+    match_id: str
+    version: int
+    seat: int
+    events: tuple[str, ...]
+    status: str
+    outcome: Outcome | None
+
+
+class Writes(Projections):
+    async def create(
+        self,
+        principal: Principal,
+        *,
+        game: str,
+        players: list[str],
+        options: str = "",
+        match_options: MatchOptions | None = None,
+        idempotency_key: str = "",
+    ) -> tuple[str, int]:
+        if not (principal.is_service or self.config.allow_player_create):
+            raise PermissionDenied("service_only", "only services may create matches")
+        if not players or len(players) > MAX_PLAYERS_IDS:
+            raise BadRequest(f"a match needs 1..{MAX_PLAYERS_IDS} players", "bad_players")
+        for i, p in enumerate(players):
+            if not valid_player_id(p):  # the ticket's (one of them) was bad: say which
+                raise InvalidArgument(
+                    "bad_players",
+                    f"player ids must be 1..{MAX_PLAYER_ID_CHARS} printable characters",
+                    index=str(i),
+                    player=p,
+                )
+        if len(idempotency_key) > MAX_KEY_LENGTH:
+            raise BadRequest("idempotency key too long", "bad_key")
+        entropy = os.urandom(32)
+        try:
+            decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
+        except IllegalMove as e:
+            if e.code == "player_count":  # bad input (as the rules service says it)
+                raise InvalidArgument("bad_player_count", e.message) from None
+            raise
+        key = key_digest("", principal.subject, idempotency_key) if idempotency_key else ""
+        request = (
+            request_digest(
+                "create", game, len(players), *players, options, match_options or MatchOptions()
+            )
+            if idempotency_key
+            else ""
+        )
+        seed = f"{principal.subject}\0{idempotency_key}".encode() if idempotency_key else None
+        match_id = new_match_id(seed)
+        commit = Commit(
+            version=0,
+            kind=KIND_CREATED,
+            time_ms=now_ms(),
+            entropy=entropy,
+            events=decision.events,
+            redacted=decision.redacted,
+            rules_version=decision.rules_version,
+            awaiting=decision.awaiting,
+            outcome=decision.outcome,
+            key=key,
+            request=request,
+            game=game,
+            players=tuple(players),
+            options=options,
+            match_options=match_options or MatchOptions(),
+            creator=principal.subject,
+        )
+        try:
+            seq, duplicate = await self._append(
+                match_id, commit, 0, f"create:{match_id}", unknown={"match_id": match_id}
+            )
+        except AppendConflict:
+            duplicate, seq = True, 0
+        if duplicate:
+            first = await self._store(self.store.first(match_id))
+            if (
+                first is not None
+                and key
+                and first[1].key == key
+                and first[1].creator == principal.subject
+            ):
+                if first[1].request and first[1].request != request:
+                    raise IdempotencyKeyReused(
+                        "this idempotency key already created a match with other "
+                        "parameters: use a new key for a new match"
+                    )
+                return match_id, 0  # a retried create
+            raise MatchExists(f"match {match_id} already exists")
+        meta = MatchMeta.from_creation(match_id, commit)
+        projection = Projection(
+            meta=meta,
+            version=0,
+            seq=seq,
+            state=decision.state,
+            awaiting=decision.awaiting,
+            outcome=decision.outcome,
+            keys={},
+        )
+        self._remember(projection)
+        self._cache_later(match_id, lambda: self.cache.put(projection))
+        try:
+            await self.index.record(meta, STATUS_ACTIVE)
+        except Exception:  # the match exists; only ListMatches misses it
+            log.exception("match_not_indexed", match=match_id)
+        metrics.MATCHES_CREATED.inc()
+        log.info("match_created", match=match_id, game=game, players=len(players))
+        return match_id, 0
+
+    # ================================================================ submit
+    async def submit(
+        self,
+        principal: Principal,
+        match_id: str,
+        move: str,
+        *,
+        expected_version: int | None = None,
+        idempotency_key: str = "",
+        seat: int | None = None,
+    ) -> MoveResult:
+        started = time.perf_counter()
+        result = "error"
+        try:
+            reply = await self._submit(
+                principal, match_id, move, expected_version, idempotency_key, seat
+            )
+            result = reply.status
+            return reply
+        except Exception as e:
+            result = getattr(e, "reason", None) or getattr(e, "code", None) or "error"
+            raise
+        finally:
+            metrics.SUBMIT_SECONDS.labels(result).observe(time.perf_counter() - started)
+
+    async def _submit(
+        self,
+        principal: Principal,
+        match_id: str,
+        move: str,
+        expected_version: int | None,
+        idempotency_key: str,
+        seat: int | None,
+    ) -> MoveResult:
+        if len(move) > MAX_MOVE_BYTES:
+            raise BadRequest("move too large", "move_too_large")
+        if len(idempotency_key) > MAX_KEY_LENGTH:
+            raise BadRequest("idempotency key too long", "bad_key")
+        p = await self.load(match_id)
+        seat = self._mover_seat(principal, p, seat)
+        generated = not idempotency_key
+        key = idempotency_key or os.urandom(16).hex()
+        digest = key_digest(match_id, principal.subject, key)
+        # What the key stands for: this move by this seat (a condition such as
+        # ``expected_version`` is not part of it: the move was applied or not).
+        request = request_digest("move", move, seat)
+        # On an ``OutcomeUnknown``, the key to retry with (the one the server
+        # drew when the client sent none).
+        unknown = {"idempotency_key": key} if generated else {}
+        # Whether ``p`` is known to be the stream's head: a copy in memory or
+        # in Redis may be behind (another replica moved), so a rejection or a
+        # stale expected version decided on it is checked first.
+        current = False
+        for _attempt in range(self.config.max_decide_attempts):
+            if digest in p.keys:  # a key once applied stays applied: no check needed
+                metrics.IDEMPOTENT_REPLIES.inc()
+                stored = await self._store(self.store.commit_at(p.keys[digest]))
+                return await self._answer(p.meta, stored, request)
+            if expected_version is not None and expected_version != p.version:
+                if not current:
+                    current = True
+                    p = await self._head(p)
+                    continue
+                raise StaleVersion(
+                    f"the match is at version {p.version}, not {expected_version}", p.version
+                )
+            if p.outcome is not None:  # the last commit: ``p`` is the head
+                raise GameOver(message="the game is over")
+            entropy = os.urandom(32)
+            try:
+                decision = await self._rules(self.rules.decide(p.state, seat, move, entropy))
+            except Unavailable:
+                raise
+            except (EngineError, ServiceError):
+                # A rejection decided on a projection that may be stale (an
+                # old Redis entry, another replica moved): answer it only once
+                # the projection is known to be the stream's head.
+                if current:
+                    raise
+                current = True
+                head = await self._head(p)
+                if head.seq == p.seq:
+                    raise
+                p = head
+                continue
+            commit = Commit(
+                version=p.version + 1,
+                kind=KIND_MOVE,
+                time_ms=now_ms(),
+                entropy=entropy,
+                events=decision.events,
+                redacted=decision.redacted,
+                rules_version=decision.rules_version,
+                awaiting=decision.awaiting,
+                outcome=decision.outcome,
+                seat=seat,
+                player=principal.subject,
+                move=move,
+                key=digest,
+                request=request,
+            )
+            try:
+                seq, duplicate = await self._append(
+                    match_id,
+                    commit,
+                    p.seq,
+                    f"{match_id}:{digest}",
+                    headers=FINISHED_HEADERS if decision.outcome is not None else None,
+                    unknown=unknown,
+                )
+            except AppendConflict:
+                metrics.APPEND_CONFLICTS.inc()
+                p = await self._catch_up(p)
+                current = True
+                continue
+            if duplicate:  # the same key was appended at ``seq`` meanwhile
+                metrics.IDEMPOTENT_REPLIES.inc()
+                try:
+                    stored = await self._store(self.store.commit_at(seq))
+                except Unavailable as e:  # applied, but its answer cannot be read now
+                    raise OutcomeUnknown(e.message, **unknown) from None
+                with contextlib.suppress(Unavailable):  # else the next move catches up
+                    await self._catch_up(p)
+                return await self._answer(p.meta, stored, request)
+            return await self._applied(p, commit, seq, decision, digest)
+        raise TooMuchContention(
+            f"the move lost {self.config.max_decide_attempts} races in a row", p.version
+        )
+
+    async def _head(self, p: Projection) -> Projection:
+        """``p`` caught up with the stream's head (one read when it is current)."""
+        if await self._store(self.store.last_seq(p.meta.match_id)) == p.seq:
+            return p
+        return await self._catch_up(p)
+
+    async def _applied(
+        self, p: Projection, commit: Commit, seq: int, decision: Decision, digest: str
+    ) -> MoveResult:
+        new = Projection(
+            meta=p.meta,
+            version=commit.version,
+            seq=seq,
+            state=decision.state,
+            awaiting=decision.awaiting,
+            outcome=decision.outcome,
+            keys={**p.keys, digest: seq},
+        )
+        self._remember(new)
+        self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
+        if commit.outcome is not None:
+            await self._finished(p.meta, commit)
+        assert commit.seat is not None
+        return MoveResult(
+            match_id=p.meta.match_id,
+            version=commit.version,
+            seat=commit.seat,
+            events=commit.visible_events(commit.seat),
+            status=STATUS_FINISHED if commit.outcome is not None else STATUS_ACTIVE,
+            outcome=commit.outcome,
+        )
+
+    async def _answer(self, meta: MatchMeta, c: Commit, request: str) -> MoveResult:
+        """The first answer again, for a retry of the request of commit ``c``."""
+        if c.request and c.request != request:
+            raise IdempotencyKeyReused(
+                f"this idempotency key was used for another move (version {c.version}): "
+                "use a new key for a new move"
+            )
+        assert c.seat is not None
+        if c.outcome is not None:  # the first answer may have died before the fact went out
+            await self._finished(meta, c)
+        return MoveResult(
+            match_id=meta.match_id,
+            version=c.version,
+            seat=c.seat,
+            events=c.visible_events(c.seat),
+            status=STATUS_FINISHED if c.outcome is not None else STATUS_ACTIVE,
+            outcome=c.outcome,
+        )
+
+    async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
+        """Publish ``MatchFinished`` (deduplicated by its message id) and
+        mark the match finished in the index."""
+        try:
+            await publish_finished(
+                self.store.js,
+                self.config.results_prefix,
+                self.config.results_stream,
+                finished_fact(meta, commit),
+            )
+            await self.index.record(meta, STATUS_FINISHED)
+            metrics.MATCHES_FINISHED.inc()
+        except Exception:
+            log.exception("match_finished_not_published", match=meta.match_id)
+
+    def _mover_seat(self, principal: Principal, p: Projection, hint: int | None) -> int:
+        players = p.meta.players
+        if principal.is_service:
+            mine = [s for s, pid in enumerate(players) if is_bot(pid)]
+        else:
+            mine = [s for s, pid in enumerate(players) if pid == principal.subject]
+        if not mine:
+            raise PermissionDenied("not_seated", "you have no seat in this match")
+        if hint is not None:
+            if hint not in mine:
+                raise PermissionDenied("not_your_seat", f"seat {hint} is not yours")
+            return hint
+        if len(mine) == 1:
+            return mine[0]
+        awaited = [s for s in mine if s in p.awaiting]
+        if len(awaited) == 1:
+            return awaited[0]
+        raise BadRequest("you hold several seats here: say which one moves", "seat_ambiguous")
