@@ -370,11 +370,20 @@ async def cmd_games(args: argparse.Namespace) -> int:
             )
         console.print(table)
         for game in games:
-            lines = renderer_for(game).options()
-            if lines:
-                say(f"{game.name} options (--options as JSON):", "bold")
-                for line in lines:
-                    say(f"  {line}")
+            options = renderer_for(game).options()
+            if options:
+                grid = Table(
+                    title=f"{game.name} options (--options '{{\"name\": value}}')",
+                    title_justify="left",
+                    box=None,
+                    show_header=False,
+                    padding=(0, 1),
+                )
+                grid.add_column(no_wrap=True, style="bold")
+                grid.add_column()
+                for name, meaning in options:
+                    grid.add_row(name, meaning)
+                console.print(grid)
         return 0
     finally:
         await s.close()

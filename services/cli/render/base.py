@@ -168,8 +168,8 @@ class Renderer:
     OPTIONS: ClassVar[Mapping[str, str]] = {}
     """What each of the game's options means, in words."""
 
-    def options(self) -> list[str]:
-        """The game's options, one line each, for ``tabletop games``."""
+    def options(self) -> list[tuple[str, str]]:
+        """The game's options, ``(name, meaning)``, for ``tabletop games``."""
         schema = msgspec.json.schema(self.game.Options)
         return option_lines(schema, self.option_meanings())
 
@@ -183,8 +183,8 @@ def changed(before: Sequence[Section], after: Sequence[Section]) -> list[Section
     return [s for s in after if old.get(s.title) != s.text]
 
 
-def option_lines(schema: Mapping[str, Any], described: Mapping[str, str]) -> list[str]:
-    """A game's options (its JSON schema) as ``name: meaning (default ...)`` lines;
+def option_lines(schema: Mapping[str, Any], described: Mapping[str, str]) -> list[tuple[str, str]]:
+    """A game's options (its JSON schema) as ``(name, "meaning; values, default")``;
     ``described`` gives the meaning of the fields a game explains in words."""
     defs = schema.get("$defs", {})
     ref = schema.get("$ref", "")
@@ -200,5 +200,5 @@ def option_lines(schema: Mapping[str, Any], described: Mapping[str, str]) -> lis
             kinds = " | ".join(str(t) for t in types) or "value"
         default = json.dumps(prop.get("default")) if "default" in prop else "required"
         meaning = described.get(name, "")
-        out.append(f"{name} = {kinds} (default {default}){': ' + meaning if meaning else ''}")
+        out.append((name, f"{meaning + '; ' if meaning else ''}{kinds}, default {default}"))
     return out

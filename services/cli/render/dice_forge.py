@@ -112,13 +112,13 @@ class DiceForgeRenderer(Renderer):
     def option_meanings(self) -> dict[str, str]:
         out = {
             "cards": "the card on every slot with two: the first-game card (base), "
-            "its alternate, or a random pick per slot",
+            "its alternate, or a random pick per slot (a slot below may override it)",
         }
         for slot in D.SLOTS:
             if slot.base != slot.alternate:
                 out[slot.id.lower()] = (
                     f"island {slot.island} ({slot_cost(slot)}): {set_name(slot.base)} (base) "
-                    f"or {set_name(slot.alternate)} (alternate); null: as 'cards'"
+                    f"or {set_name(slot.alternate)} (alternate); null: as cards"
                 )
         return out
 
