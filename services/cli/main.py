@@ -204,22 +204,34 @@ async def find_match(
         matchmaking_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=s.metadata
     )
     began = time.monotonic()
-    what = f"a {players}-player {game} match" + (" (bots may fill seats)" if bots else "")
-    status = console.status(f"searching for {what} ...") if status_line else None
-    with status or contextlib.nullcontext():
-        async for update in stream:
-            kind = update.WhichOneof("detail")
-            if kind == "matched":
-                m = update.matched
-                return m.match_id, m.seat
-            if kind == "searching" and status is not None:
-                q = update.searching
-                status.update(
-                    f"searching for {what}: {time.monotonic() - began:.0f} s, "
-                    f"rating window ±{q.rating_window:.1f} (Ctrl-C to leave the queue)"
-                )
-            if update.reason:
-                raise CliError(f"ticket ended without a match: {update.reason}")
+    what = f"{game}, {players} players" + (", bots may fill seats" if bots else "")
+    window = ""
+
+    def line() -> str:
+        return f"searching: {what}; {time.monotonic() - began:.0f} s{window} (Ctrl-C leaves)"
+
+    status = console.status(line()) if status_line else None
+
+    async def tick() -> None:
+        while status is not None:
+            await asyncio.sleep(1)
+            status.update(line())
+
+    ticker = asyncio.create_task(tick())
+    try:
+        with status or contextlib.nullcontext():
+            async for update in stream:
+                kind = update.WhichOneof("detail")
+                if kind == "matched":
+                    m = update.matched
+                    return m.match_id, m.seat
+                if kind == "searching" and status is not None:
+                    window = f", rating window ±{update.searching.rating_window:.0f}"
+                    status.update(line())
+                if update.reason:
+                    raise CliError(f"ticket ended without a match: {update.reason}")
+    finally:
+        ticker.cancel()
     raise CliError("the ticket stream ended without a match")
 
 
@@ -459,7 +471,8 @@ async def cmd_play(args: argparse.Namespace) -> int:
 
 
 async def play_and_report(s: Session, game: Any, match_id: str, seat: int, args: Any) -> int:
-    say(f"match {match_id}: {game.title}, you are seat {seat} (signed in as {s.player_id})")
+    say(f"{game.title}: you are seat {seat}, signed in as {s.player_id}")
+    say(f"match {match_id}")
     try:
         final = await play_match(
             s, game, match_id, seat, auto=args.auto, quiet=args.quiet, full=args.full
@@ -487,22 +500,24 @@ async def cmd_queue(args: argparse.Namespace) -> int:
         await s.close()
 
 
-async def follow(s: Session, call: Any, game: Any | None, seat: int | None, full: bool) -> None:
+async def follow(
+    s: Session, call: Any, game: Any, seat: int | None, full: bool, names: dict[int, str]
+) -> None:
     """Print a stream of commits (watch, replay) in words, with the board at the end."""
-    r = renderer_for(game, me=seat) if game is not None else None
-    t = MatchLog(r, full=full, summary=False, quiet=False) if r is not None else None
+    r = renderer_for(game, me=seat)
+    r.seat_names = names
+    t = MatchLog(r, full=full, summary=False, quiet=False)
     last = None
     async for c in call:
         last = c
-        if t is not None:
-            t.commit(c)
+        t.commit(c)
         if c.status == FINISHED:
             o = c.outcome
             say(
                 f"finished at version {c.version}: ranks {list(o.ranks)}, scores "
                 f"{list(o.scores)}, {o.reason}"
             )
-    if last is not None and t is not None and last.view_json:
+    if last is not None and last.view_json:
         t.board(last.view_json, f"{game.title} at version {last.version}")
 
 
@@ -524,9 +539,16 @@ async def cmd_watch(args: argparse.Namespace) -> int:
         r = renderer_for(game, me=seat)
         r.seat_names = {x.seat: seat_label(x, me) for x in m.seats}
         MatchLog(r, full=True, summary=False, quiet=False).board(m.view_json, game.title)
+        if m.status == FINISHED and args.after is None:
+            o = m.outcome
+            say(f"the match is over ({o.reason}, ranks {list(o.ranks)}); to see it again:")
+            say(f"  tabletop replay {m.match_id}")
+            return 0
         req = match_pb2.WatchMatchRequest(match_id=args.match, include_view=True)
         req.after_version = m.version if args.after is None else args.after
-        await follow(s, s.match.WatchMatch(req, metadata=s.metadata), game, seat, args.full)
+        await follow(
+            s, s.match.WatchMatch(req, metadata=s.metadata), game, seat, args.full, r.seat_names
+        )
         return 0
     finally:
         await s.close()
@@ -537,11 +559,13 @@ async def cmd_replay(args: argparse.Namespace) -> int:
     try:
         await s.login()
         announce(s)
-        game, seat, _m = await seat_in(s, args.match)
+        me = s.player_id
+        game, seat, m = await seat_in(s, args.match)
+        names = {x.seat: seat_label(x, me) for x in m.seats}
         req = match_pb2.ReplayMatchRequest(
             match_id=args.match, from_version=args.start, speed=args.speed, include_view=True
         )
-        await follow(s, s.match.ReplayMatch(req, metadata=s.metadata), game, seat, args.full)
+        await follow(s, s.match.ReplayMatch(req, metadata=s.metadata), game, seat, args.full, names)
         return 0
     finally:
         await s.close()

@@ -130,6 +130,12 @@ class Renderer:
     def event_words(self, event: Any, view: Any) -> str | None:
         """An event as a line of words, or None for bookkeeping not worth a line."""
         data = self.data(event)
+        if self.tag(event) == "game_ended" and isinstance(data.get("ranks"), list | tuple):
+            first = [self.seat(i) for i, r in enumerate(data["ranks"]) if r == 1]
+            how = words(str(data.get("reason", "")))
+            if len(first) == len(data["ranks"]):
+                return f"game over ({how}): a draw"
+            return f"game over ({how}): {' and '.join(first)} first"
         who = data.pop("seat", None)
         lead = f"{self.Seat(who)}: " if isinstance(who, int) else ""
         rest = self.fields_text(data)
