@@ -149,9 +149,20 @@ class MatchLog:
             self.out(("  " if not line.startswith("──") else "") + line, "" if mine else "cyan")
 
 
+def menu(r: Renderer, moves: list[Any], view: Any) -> list[tuple[str, Any]]:
+    """The legal moves in words, one entry per distinct line: moves that read
+    the same do the same (two copies of one card), so the first stands for all."""
+    seen: dict[str, Any] = {}
+    for mv in moves:
+        seen.setdefault(r.move_words(mv, view), mv)
+    return list(seen.items())
+
+
 def ask_move(r: Renderer, moves: list[Any], view: Any) -> Any:
-    for i, mv in enumerate(moves, 1):
-        say(f"  {i:3d}. {r.move_words(mv, view)}")
+    entries = menu(r, moves, view)
+    moves = [mv for _, mv in entries]
+    for i, (text, _mv) in enumerate(entries, 1):
+        say(f"  {i:3d}. {text}")
     while True:
         with sigint_raises():
             try:
@@ -409,8 +420,10 @@ async def cmd_login(args: argparse.Namespace) -> int:
             if old is not None:
                 say(f"forgot {old.player_id}", "dim")
         me = await s.login(args.name)
+        s.notes = [n for n in s.notes if not n.startswith("signed in as a new guest")]
         announce(s)
         say(f"signed in as {me} on {s.addr.match}")
+        say(f"(saved in {s.credentials.path})", "dim")
         return 0
     finally:
         await s.close()

@@ -297,14 +297,14 @@ class DwarvesDuelRenderer(Renderer):
                 hand += f" (known: {listing(self.card(c) for c in p.known_hand)})"
             lines = [
                 f"{SIDE_NAME.get(p.side, p.side)}: pile {p.pile_count}, {hand}, "
-                f"discard {len(p.discard)}{top}"
+                f"discard {len(p.discard)}{top}; display:"
             ]
             for dc in p.display:
                 c = CARDS.get(dc.card)
                 dmg = f" [damage {dc.damage}/{c.hp}]" if c and c.hp and dc.damage else ""
                 lines.append(f"  {self.card_full(dc.card)}{dmg}")
             if not p.display:
-                lines.append("  (no cards in display)")
+                lines.append("  (empty)")
             title = "you" if seat == self.me else self.seat(seat)
             out.append(Section(title, tuple(lines)))
             if p.hand is not None:
