@@ -494,6 +494,10 @@ async def play_and_report(s: Session, game: Any, match_id: str, seat: int, args:
         say(f"left match {match_id}; go back to it with:")
         say(f"  tabletop play --resume {match_id}")
         return 130
+    except asyncio.CancelledError:  # Ctrl-C while waiting for the other seats
+        say(f"left match {match_id}; go back to it with:")
+        say(f"  tabletop play --resume {match_id}")
+        raise
     print_outcome(final, seat)
     return 0
 
