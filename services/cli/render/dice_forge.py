@@ -341,6 +341,25 @@ class DiceForgeRenderer(Renderer):
             "pick_minor_die": "choosing a die",
         }.get(t, t.replace("_", " "))
 
+    def lane_words(self, task: Any) -> str:
+        """A pending part of a blessing, in words."""
+        t = self.tag(task)
+        if t == "bless":
+            faces = ", ".join(face_text(f) for f in (task.eff or task.faces))
+            return f"{self.whose(task.seat)} {task.kind} blessing ({faces})"
+        if t == "gain":
+            got = vec_text((task.gold, task.sun, task.moon, task.glory))
+            return f"{self.seat(task.seat)} gain{'' if task.seat == self.me else 's'} {got}: how to split it"
+        if t == "ship_offer":
+            return f"{self.whose(task.seat)} ship: buy a face {task.discount} gold cheaper"
+        if t == "boar_reward":
+            return f"{self.whose(task.seat)} {task.colour} boar showed: a reward"
+        if t == "cerberus_offer":
+            return f"{self.seat(task.seat)} may repeat the blessing with Cerberus"
+        if t == "place_face":
+            return f"{self.seat(task.seat)} to forge [{face_text(task.face)}]"
+        return t.replace("_", " ")
+
     def sections(self, view: Any) -> list[Section]:
         v = view
         n = len(v.players)
@@ -348,7 +367,9 @@ class DiceForgeRenderer(Renderer):
         if v.flow:
             step = f"; {self.task_words(v.flow[0])}"
         head = f"Round {v.round} of {v.rounds}: {self.seat(v.active)} to play{step} (* = face up)"
-        out = [Section("", (head, f"Score: {self.standing(v)}"))]
+        pending = [self.lane_words(lane[0]) for lane in v.lanes if lane]
+        lines = (head, *(f"now: {p}" for p in pending), f"Score: {self.standing(v)}")
+        out = [Section("", lines)]
         order = list(range(n))
         if self.me is not None:
             order = order[self.me :] + order[: self.me]
