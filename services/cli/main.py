@@ -3,7 +3,8 @@
 tabletop up                          the whole stack on this machine (make run)
 tabletop games                       the games, player counts and options
 tabletop login / logout / whoami     the guest identity this terminal plays as
-tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too)
+tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too;
+                                     --clock 30s / 5m+3s: a turn clock)
 tabletop play --resume MATCH         go back to a match you left
 tabletop queue GAME                  wait in matchmaking with a live status line, then play
 tabletop watch MATCH                 follow a match live
@@ -38,6 +39,7 @@ from engine_core.decider import fold, start
 from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng, derive
 from engine_core.testing import move_entropy, seed_bytes, setup_entropy
+from services.cli.clock import check_clock_spec, print_clocks, wait_counting_down
 from services.cli.connect import NotRunning, Session
 from services.cli.render import Renderer, Section, changed, renderer_for
 from services.common.errors import error_info
@@ -67,6 +69,13 @@ def rpc_reason(e: grpc.aio.AioRpcError) -> str:
 def say(text: str, style: str = "") -> None:
     """One line of plain text (never read as markup)."""
     console.print(Text(text, style=style))
+
+
+def clock_spec(args: argparse.Namespace) -> str:
+    try:
+        return check_clock_spec(args.clock)
+    except ValueError as e:
+        raise CliError(f"--clock: {e}") from None
 
 
 def resolve_game(name: str) -> Any:
@@ -193,13 +202,24 @@ def sigint_raises() -> Iterator[None]:
 
 # ---------------------------------------------------------------- matchmaking
 async def find_match(
-    s: Session, game: str, players: int, options: str, bots: bool, *, status_line: bool = True
+    s: Session,
+    game: str,
+    players: int,
+    options: str,
+    bots: bool,
+    *,
+    status_line: bool = True,
+    time_control: str = "",
 ) -> tuple[str, int]:
     """Queue for a match and wait until matchmaking seats us."""
     try:
         ticket = await s.matchmaking.Enqueue(
             matchmaking_pb2.EnqueueRequest(
-                game=game, player_counts=[players], options_json=options, allow_bots=bots
+                game=game,
+                player_counts=[players],
+                options_json=options,
+                allow_bots=bots,
+                time_control=time_control,
             ),
             metadata=s.metadata,
             timeout=5,
@@ -301,6 +321,7 @@ async def play_match(
                         move = rng.choice(moves)
                 else:
                     t.board(m.view_json, title)
+                    print_clocks(console, m, seat)
                     move = ask_move(r, moves, r.view(m.view_json))
                 try:
                     await s.match.SubmitMove(
@@ -327,7 +348,15 @@ async def play_match(
                 say(f"waiting for {', '.join(r.seat(x) for x in waited)} ...", "dim")
             # What happened next, in order, up to the match as it is now.
             try:
-                c = await commits.__anext__()
+                nxt = asyncio.ensure_future(commits.__anext__())
+                if (
+                    not quiet
+                    and not auto
+                    and seat not in m.awaiting
+                    and any(x.deadline for x in m.clocks)
+                ):
+                    await wait_counting_down(console, m, seat, nxt)  # the clocks ticking
+                c = await nxt
             except StopAsyncIteration:
                 m = await get_match(s, match_id)
                 break
@@ -477,7 +506,10 @@ async def cmd_play(args: argparse.Namespace) -> int:
                 raise CliError(
                     f"{game.name} plays with {game.min_players}-{game.max_players} players"
                 )
-            match_id, seat = await find_match(s, game.name, players, args.options, True)
+            clock = clock_spec(args)
+            match_id, seat = await find_match(
+                s, game.name, players, args.options, True, time_control=clock
+            )
         return await play_and_report(s, game, match_id, seat, args)
     finally:
         await s.close()
@@ -510,7 +542,9 @@ async def cmd_queue(args: argparse.Namespace) -> int:
         announce(s)
         say(f"in the queue as {me}")
         players = args.players or game.min_players
-        match_id, seat = await find_match(s, game.name, players, args.options, args.bots)
+        match_id, seat = await find_match(
+            s, game.name, players, args.options, args.bots, time_control=clock_spec(args)
+        )
         say(f"matched: match {match_id}, seat {seat}")
         return await play_and_report(s, game, match_id, seat, args)
     finally:
@@ -727,6 +761,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--quiet", action="store_true", help="print only the result")
         sp.add_argument("--full", action="store_true", help="the whole board at every turn")
         sp.add_argument("--name", default="", help="your display name (a new guest only)")
+        sp.add_argument(
+            "--clock",
+            default="",
+            help="turn clock: none, default (the game's), 30s (per move), 5m+3s (Fischer), "
+            "then delay=2s timeouts=3 then=bot|forfeit (default: the matchmaker's)",
+        )
 
     play = sub.add_parser("play", help="play a game against bots")
     play.add_argument("game", nargs="?")

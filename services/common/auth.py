@@ -202,42 +202,6 @@ class Tokens:
             raise Unauthenticated("invalid_token", "the token has a bad subject or role")
         return Principal(subject=subject, role=role, claims=claims)
 
-    def refresh(self, token: str) -> tuple[Principal, str, int]:
-        """A fresh token for the subject and role of ``token``:
-        ``(principal, token, expires_at_unix)``.
-
-        ``token`` must carry a valid signature and issuer; it may have expired,
-        but by no more than ``refresh_grace_s`` (``Unauthenticated`` with
-        ``refresh_window_passed`` otherwise). Claims other than the timestamps
-        (a guest's name) are carried over."""
-        if not token:
-            raise Unauthenticated("missing_token", "no token")
-        try:
-            claims = jwt.decode(
-                token,
-                self.settings._verifying_key(),
-                algorithms=[self.settings.algorithm],
-                issuer=self.settings.issuer,
-                options={"require": ["sub", "exp", "iat"], "verify_exp": False},
-            )
-        except jwt.InvalidTokenError as e:
-            raise Unauthenticated("invalid_token", f"invalid token: {e}") from None
-        exp = claims.get("exp")
-        if not isinstance(exp, int | float):
-            raise Unauthenticated("invalid_token", "the token has a bad expiry")
-        if time.time() > exp + self.settings.refresh_grace_s:
-            raise Unauthenticated(
-                "refresh_window_passed",
-                f"the token expired more than {self.settings.refresh_grace_s} s ago: sign in again",
-            )
-        subject, role = claims.get("sub"), claims.get("role", ROLE_PLAYER)
-        if not isinstance(subject, str) or not subject or role not in (ROLE_PLAYER, ROLE_SERVICE):
-            raise Unauthenticated("invalid_token", "the token has a bad subject or role")
-        extra = {k: v for k, v in claims.items() if k not in ("sub", "role", "iss", "iat", "exp")}
-        fresh = self.issue(subject, role=role, extra=extra)
-        principal = Principal(subject=subject, role=role, claims=claims)
-        return principal, fresh, int(jwt.decode(fresh, options={"verify_signature": False})["exp"])
-
     def party_token(self, member: str, leader: str, game: str, ttl_s: int = 300) -> tuple[str, int]:
         """``member``'s consent to be queued for ``game`` in ``leader``'s party:
         ``(token, expires_at_unix)``. Single use (the matchmaker remembers its
@@ -276,6 +240,42 @@ class Tokens:
         if not all(isinstance(claims.get(k), str) for k in ("sub", "leader", "game", "jti")):
             raise PermissionDenied("bad_party_token", "the party token lacks its claims")
         return claims
+
+    def refresh(self, token: str) -> tuple[Principal, str, int]:
+        """A fresh token for the subject and role of ``token``:
+        ``(principal, token, expires_at_unix)``.
+
+        ``token`` must carry a valid signature and issuer; it may have expired,
+        but by no more than ``refresh_grace_s`` (``Unauthenticated`` with
+        ``refresh_window_passed`` otherwise). Claims other than the timestamps
+        (a guest's name) are carried over."""
+        if not token:
+            raise Unauthenticated("missing_token", "no token")
+        try:
+            claims = jwt.decode(
+                token,
+                self.settings._verifying_key(),
+                algorithms=[self.settings.algorithm],
+                issuer=self.settings.issuer,
+                options={"require": ["sub", "exp", "iat"], "verify_exp": False},
+            )
+        except jwt.InvalidTokenError as e:
+            raise Unauthenticated("invalid_token", f"invalid token: {e}") from None
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float):
+            raise Unauthenticated("invalid_token", "the token has a bad expiry")
+        if time.time() > exp + self.settings.refresh_grace_s:
+            raise Unauthenticated(
+                "refresh_window_passed",
+                f"the token expired more than {self.settings.refresh_grace_s} s ago: sign in again",
+            )
+        subject, role = claims.get("sub"), claims.get("role", ROLE_PLAYER)
+        if not isinstance(subject, str) or not subject or role not in (ROLE_PLAYER, ROLE_SERVICE):
+            raise Unauthenticated("invalid_token", "the token has a bad subject or role")
+        extra = {k: v for k, v in claims.items() if k not in ("sub", "role", "iss", "iat", "exp")}
+        fresh = self.issue(subject, role=role, extra=extra)
+        principal = Principal(subject=subject, role=role, claims=claims)
+        return principal, fresh, int(jwt.decode(fresh, options={"verify_signature": False})["exp"])
 
     def guest(self, name: str = "") -> tuple[str, str, int]:
         """A fresh guest: ``(player_id, token, expires_at_unix)``."""
