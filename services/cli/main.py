@@ -40,7 +40,8 @@ from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng, derive
 from engine_core.testing import move_entropy, seed_bytes, setup_entropy
 from services.cli.clock import check_clock_spec, print_clocks, wait_counting_down
-from services.cli.connect import NotRunning, Session
+from services.cli.connect import Addresses, NotRunning, Session
+from services.cli.identity import Credentials
 from services.cli.render import Renderer, Section, changed, renderer_for
 from services.common.errors import error_info
 from tabletop.match.v1 import match_pb2
@@ -826,8 +827,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except grpc.aio.AioRpcError as e:
         say(rpc_reason(e), "red")
-        if e.code() == grpc.StatusCode.UNAUTHENTICATED:
-            say("the saved sign-in is not accepted here: `tabletop login --new`", "red")
+        info = error_info(e)
+        refused = info is not None and info.reason in ("invalid_token", "token_expired")
+        if e.code() == grpc.StatusCode.UNAUTHENTICATED and refused:
+            # Signed by another stack (or a secret since changed): forget it.
+            gone = Credentials().remove(Addresses.from_env().match)
+            if gone is not None:
+                say(
+                    f"this stack does not accept the saved sign-in of {gone.player_id}; "
+                    "it is forgotten: run the command again to sign in as a new guest",
+                    "red",
+                )
         return 1
     except (KeyboardInterrupt, Quit):
         return 130

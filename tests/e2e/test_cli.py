@@ -184,3 +184,19 @@ def test_a_saved_token_near_expiry_is_renewed_for_the_same_player(
     assert renewed.expires_at - time.time() > 6 * 24 * 3600
     saved = json.loads(credentials.path.read_text())
     assert list(saved) == [address]
+
+
+def test_a_saved_token_this_stack_did_not_sign_is_forgotten(
+    stack: Stack, env: dict[str, str]
+) -> None:
+    stranger = Tokens(AuthSettings(secret="some-other-stack-secret-0123456789abcdef"))
+    credentials = Credentials(Path(env["XDG_CONFIG_HOME"]) / "tabletop" / "credentials.json")
+    address = env["TABLETOP_MATCH_ADDR"]
+    credentials.put(address, Identity(player_id="guest:feed", token=stranger.issue("guest:feed")))
+    refused = tabletop(env, "matches")
+    assert refused.returncode == 1
+    assert "invalid_token" in refused.stdout and "forgotten" in refused.stdout
+    assert credentials.get(address) is None
+    again = tabletop(env, "matches")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "signed in as a new guest" in again.stdout
