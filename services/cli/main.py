@@ -12,6 +12,7 @@ tabletop replay MATCH [--speed X]    re-stream a match from its events
 tabletop matches [--player P]        your matches (or a player's)
 tabletop demo                        bots play every game through the stack
 tabletop local [GAME]                bots play in this process, no stack needed
+tabletop tournament create|register|start|show|watch|run   tournaments
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
-from engine_core.bots import bot_for
+from engine_core.bots import LEVELS, bot_for, choose_from_view
 from engine_core.decider import fold, start
 from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng, derive
@@ -289,14 +290,14 @@ async def play_match(
     quiet: bool = False,
     full: bool = False,
     on_commit: Callable[[int], None] | None = None,
+    level: str = "greedy",
 ) -> match_pb2.GetMatchResponse:
     """Play our seat until the match is over; returns the final match.
 
     One WatchMatch stream (with views) tells what every seat did, in order;
     GetMatch gives our legal moves when we are awaited."""
     rng = Rng(os.urandom(16))
-    bot = bot_for("greedy", game)
-    public = game.View is game.State
+    bot = bot_for(level, game, time_s=1.0, clock=time.monotonic)
     r = renderer_for(game, me=seat)
     m = await get_match(s, match_id)
     r.seat_names = {x.seat: seat_label(x, s.player_id) for x in m.seats}
@@ -314,12 +315,9 @@ async def play_match(
         while m.status != FINISHED:
             if seat in m.awaiting and m.legal_moves_json:
                 moves = [r.move(x) for x in m.legal_moves_json]
-                if auto:
-                    if public:
-                        state = game.codec().view_json.decode(m.view_json)
-                        move = bot.choose(game, state, seat, rng)
-                    else:
-                        move = rng.choice(moves)
+                if auto:  # the bot decides on our view alone
+                    view = game.codec().view_json.decode(m.view_json)
+                    move = choose_from_view(bot, game, view, seat, rng)
                 else:
                     t.board(m.view_json, title)
                     print_clocks(console, m, seat)
@@ -521,7 +519,14 @@ async def play_and_report(s: Session, game: Any, match_id: str, seat: int, args:
     say(f"match {match_id}")
     try:
         final = await play_match(
-            s, game, match_id, seat, auto=args.auto, quiet=args.quiet, full=args.full
+            s,
+            game,
+            match_id,
+            seat,
+            auto=args.auto,
+            quiet=args.quiet,
+            full=args.full,
+            level=args.level,
         )
     except Quit:
         say(f"left match {match_id}; go back to it with:")
@@ -759,6 +764,12 @@ def parser() -> argparse.ArgumentParser:
     def playing(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--options", default="", help="the game's options as JSON")
         sp.add_argument("--auto", action="store_true", help="a bot plays your seat too")
+        sp.add_argument(
+            "--level",
+            default="greedy",
+            choices=LEVELS,
+            help="level of the --auto bot (bot seats: TABLETOP_MATCHMAKING_BOT_LEVEL)",
+        )
         sp.add_argument("--quiet", action="store_true", help="print only the result")
         sp.add_argument("--full", action="store_true", help="the whole board at every turn")
         sp.add_argument("--name", default="", help="your display name (a new guest only)")
@@ -809,9 +820,13 @@ def parser() -> argparse.ArgumentParser:
     lo.add_argument("game", nargs="?", help="game id (default: every game)")
     lo.add_argument("--players", type=int)
     lo.add_argument("--seed", type=int, default=1)
-    lo.add_argument("--bot", default="greedy", choices=["random", "greedy"])
+    lo.add_argument("--bot", default="greedy", choices=LEVELS)
     lo.add_argument("--moves", action="store_true", help="every move in words")
     lo.set_defaults(func=cmd_local)
+
+    from services.cli import tournament
+
+    tournament.add_parser(sub)
     return p
 
 
