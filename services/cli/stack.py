@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,8 @@ class StackSettings:
     matchmaking_port: int = 50053
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
+    gateway_port: int = 8080
+    gateway_metrics_port: int = 9106
     rules_workers: int = 0  # 0: one per core
     jwt_secret: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
@@ -70,6 +73,8 @@ class StackSettings:
                 port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
             ),
+            "gateway_port": port("TABLETOP_GATEWAY_PORT", 8080),
+            "gateway_metrics_port": port("TABLETOP_GATEWAY_METRICS_PORT", 9106),
             "rules_workers": int(env.get("TABLETOP_RULES_WORKERS", "0")),
             "jwt_secret": env.get("TABLETOP_JWT_SECRET") or None,
         }
@@ -87,6 +92,8 @@ class StackSettings:
             "match_port": free_port(),
             "matchmaking_port": free_port(),
             "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
+            "gateway_port": free_port(),
+            "gateway_metrics_port": free_port(),
             "rules_workers": 1,
         }
         values.update(overrides)
@@ -111,6 +118,7 @@ class Child:
     grpc_port: int | None
     log_path: Path
     proc: subprocess.Popen[bytes] | None = None
+    http_port: int | None = None  # an HTTP service: ready when /healthz answers
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,6 +166,15 @@ def grpc_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bo
         return False
 
 
+def http_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:
+    """True once the HTTP server at ``host:port`` answers ``/healthz`` with 200."""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=timeout) as r:
+            return r.status == 200
+    except (OSError, ValueError):
+        return False
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM stops the stack the way Ctrl-C does."""
     raise KeyboardInterrupt
@@ -198,6 +215,7 @@ class Stack:
             "rules": f"{h}:{self.s.rules_port}",
             "match": f"{h}:{self.s.match_port}",
             "matchmaking": f"{h}:{self.s.matchmaking_port}",
+            "gateway": f"http://{h}:{self.s.gateway_port}",
             "nats": self.nats_url,
             "redis": self.redis_url,
         }
@@ -231,9 +249,13 @@ class Stack:
                 "TABLETOP_MATCH_ADDR": f"{h}:{self.s.match_port}",
                 "TABLETOP_MATCHMAKING_HOST": h,
                 "TABLETOP_MATCHMAKING_GRPC_PORT": str(self.s.matchmaking_port),
+                "TABLETOP_MATCHMAKING_ADDR": f"{h}:{self.s.matchmaking_port}",
                 "TABLETOP_MATCHMAKING_METRICS_PORT": self._metrics(2),
                 "TABLETOP_RULES_METRICS_PORT": self._metrics(0),
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
+                "TABLETOP_GATEWAY_HOST": h,
+                "TABLETOP_GATEWAY_PORT": str(self.s.gateway_port),
+                "TABLETOP_GATEWAY_METRICS_PORT": str(self.s.gateway_metrics_port),
             }
         )
         # On one machine people are scarce: offer bots after a short wait.
@@ -247,6 +269,10 @@ class Stack:
             ("matchmaking", "services.matchmaking", self.s.matchmaking_port),
             ("bots", "services.bots", None),
         ]
+
+    def _http_specs(self) -> list[tuple[str, str, int]]:
+        """Services that answer HTTP, started after the gRPC ones."""
+        return [("gateway", "services.gateway", self.s.gateway_port)]
 
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout: float = 60.0) -> None:
@@ -265,18 +291,24 @@ class Stack:
                 self.redis_url = self.valkey.url
                 self.echo(f"  valkey      {self.redis_url}")
             env = self._env()
-            for name, module, port in self._specs():
+            specs = [(n, m, p, False) for n, m, p in self._specs()]
+            specs += [(n, m, p, True) for n, m, p in self._http_specs()]
+            for name, module, port, http in specs:
                 child = Child(
                     name,
                     [sys.executable, "-m", module],
                     env,
-                    port,
+                    None if http else port,
                     self.data_dir / "logs" / f"{name}.log",
+                    http_port=port if http else None,
                 )
                 child.start()
                 self.children.append(child)
                 self._wait_ready(child, timeout)
-                where = f"{self.s.host}:{port}" if port else "(no port)"
+                if http:
+                    where = f"http://{self.s.host}:{port}"
+                else:
+                    where = f"{self.s.host}:{port}" if port else "(no port)"
                 self.echo(f"  {name:<11} {where}  log: {child.log_path}")
         except BaseException:
             self.stop()
@@ -287,7 +319,10 @@ class Stack:
         while time.monotonic() < deadline:
             if not child.alive:
                 raise StackError(f"{child.name} exited while starting:\n{child.log_tail()}")
-            if child.grpc_port is None or grpc_serving(child.grpc_port, self.s.host):
+            if child.http_port is not None:
+                if http_serving(child.http_port, self.s.host):
+                    return
+            elif child.grpc_port is None or grpc_serving(child.grpc_port, self.s.host):
                 return
             time.sleep(0.1)
         raise StackError(f"{child.name} not healthy after {timeout:.0f}s:\n{child.log_tail()}")
@@ -321,7 +356,8 @@ class Stack:
             self.echo(f"the stack could not start: {e}")
             return 1
         self.echo("")
-        self.echo("Tabletop is up. In another terminal, try:")
+        self.echo(f"Tabletop is up. Play in a browser: http://{self.s.host}:{self.s.gateway_port}")
+        self.echo("Or, in another terminal:")
         self.echo("  .venv/bin/tabletop play tic_tac_toe --bots 1")
         self.echo("  .venv/bin/tabletop play dice_forge --bots 3")
         self.echo("Ctrl-C stops everything.")
