@@ -8,8 +8,8 @@ import asyncio
 import json
 import tempfile
 import time
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import pytest
