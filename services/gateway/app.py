@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import grpc
 from google.protobuf import json_format
 
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import channel_options
 from services.gateway.errors import GatewayError, bad_request, from_rpc
 from services.gateway.settings import GatewaySettings
@@ -165,6 +166,11 @@ class GatewayApp:
         self.matchmaking = matchmaking_pb2_grpc.MatchmakingServiceStub(mm_ch)
         self.rules = rules_pb2_grpc.RulesServiceStub(rules_ch)
         self._games: list[dict[str, Any]] | None = None
+        # The rules service may require a service token (it is internal): the
+        # gateway asks it only for the list of games, signed when it can sign.
+        self._rules_token = (
+            ServiceToken(Tokens(settings.auth), "service:gateway") if settings.auth.can_sign else None
+        )
 
     async def close(self) -> None:
         for ch in self._channels:
@@ -205,7 +211,8 @@ class GatewayApp:
     # --------------------------------------------------------------- games
     async def games(self) -> list[dict[str, Any]]:
         if self._games is None:  # the games of a deployment do not change while it runs
-            r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), None)
+            token = self._rules_token() if self._rules_token is not None else None
+            r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), token)
             self._games = [
                 {
                     "id": g.info.id,
