@@ -169,7 +169,9 @@ class GatewayApp:
         # The rules service may require a service token (it is internal): the
         # gateway asks it only for the list of games, signed when it can sign.
         self._rules_token = (
-            ServiceToken(Tokens(settings.auth), "service:gateway") if settings.auth.can_sign else None
+            ServiceToken(Tokens(settings.auth), "service:gateway")
+            if settings.auth.can_sign
+            else None
         )
 
     async def close(self) -> None:
