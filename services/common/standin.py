@@ -2,57 +2,39 @@
 ``default_move`` when a turn clock runs out, or a bot's choice for a seat
 handed over after too many timeouts. Used by the rules service (its
 ``DefaultMove`` RPC) and by the in-process rules adapter, so both answer
-alike."""
+alike.
+
+Bots by name: ``greedy`` (the game's greedy bot, random where it has none)
+and ``random``. This is the one place to add the engine's other bots (a
+search bot by level) once ``engine_core.bots`` names them.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from engine_core.bots import bot_for
 from engine_core.decider import Game
 from engine_core.errors import NotYourTurn
 from engine_core.rng import Rng
 from engine_core.types import Seat
 from services.common.errors import InvalidArgument
 
-BASIC_BOTS = ("greedy", "random")
-
-
-def _registry_bot(name: str, game: Game) -> Any | None:
-    """A bot of the engine's bot registry, when the engine has one."""
-    try:
-        from engine_core.bots import registry  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    make = getattr(registry, "make", None) or getattr(registry, "get", None)
-    if make is None:
-        return None
-    try:
-        return make(name, game)
-    except (KeyError, ValueError, TypeError):
-        return None
+BOTS = ("greedy", "random")
 
 
 def known_bot(name: str) -> bool:
-    """Whether ``name`` names a bot (``greedy``, ``random``, or the registry's)."""
-    if name in BASIC_BOTS:
-        return True
-    try:
-        from engine_core.bots import registry  # type: ignore[attr-defined]
-    except ImportError:
-        return False
-    names = getattr(registry, "names", None)
-    return bool(names) and name in names()
+    """Whether ``name`` names a bot the server can play a seat with."""
+    return name in BOTS
 
 
 def stand_in_move(game: Game, state: Any, seat: Seat, bot: str, entropy: bytes) -> Any:
-    """The default move of ``seat`` (``bot=""``), or ``bot``'s choice."""
+    """The default move of ``seat`` (``bot=""``), or ``bot``'s choice (its
+    randomness from ``entropy``)."""
     if seat not in game.awaiting(state):
         raise NotYourTurn("not_awaited", f"the game does not wait for seat {seat}")
     if not bot:
         return game.default_move(state, seat)
-    from engine_core.bots import bot_for
-
-    chooser = bot_for(bot, game) if bot in BASIC_BOTS else _registry_bot(bot, game)
-    if chooser is None:
-        raise InvalidArgument("unknown_bot", f"no bot named {bot!r}")
-    return chooser.choose(game, state, seat, Rng(entropy))
+    if not known_bot(bot):
+        raise InvalidArgument("unknown_bot", f"no bot named {bot!r}; use one of {', '.join(BOTS)}")
+    return bot_for(bot, game).choose(game, state, seat, Rng(entropy))
