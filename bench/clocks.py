@@ -36,6 +36,7 @@ from nats.js.errors import NotFoundError
 from bench.match_e2e import SECRET, _scripts
 from bench.stats import percentile, summary_ms
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
+from services.common.logging import listening_address
 from services.common.servers import NatsServer, ValkeyServer
 from services.match.model import decode_commit
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -71,8 +72,9 @@ def _start_service(nats_url: str, redis_url: str) -> tuple[subprocess.Popen[str]
         line = proc.stdout.readline()
         if not line:
             raise RuntimeError("the match service exited before listening")
-        if line.startswith("listening on"):
-            return proc, line.split()[-1]
+        address = listening_address(line)
+        if address is not None:
+            return proc, address
 
 
 class _Client:

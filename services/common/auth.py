@@ -73,6 +73,8 @@ class AuthSettings:
     guest_ttl_s: int = 7 * 24 * 3600
     service_ttl_s: int = 3600
     leeway_s: int = 5
+    refresh_grace_s: int = 30 * 24 * 3600
+    """How long after expiry a token may still be exchanged for a fresh one."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AuthSettings:
@@ -93,6 +95,7 @@ class AuthSettings:
             public_key=_key_text(env.get("TABLETOP_JWT_PUBLIC_KEY", "")),
             issuer=env.get("TABLETOP_JWT_ISSUER", "tabletop"),
             guest_ttl_s=int(env.get("TABLETOP_GUEST_TTL_S", 7 * 24 * 3600)),
+            refresh_grace_s=int(env.get("TABLETOP_JWT_REFRESH_GRACE_S", 30 * 24 * 3600)),
         )
 
     @property
@@ -237,6 +240,42 @@ class Tokens:
         if not all(isinstance(claims.get(k), str) for k in ("sub", "leader", "game", "jti")):
             raise PermissionDenied("bad_party_token", "the party token lacks its claims")
         return claims
+
+    def refresh(self, token: str) -> tuple[Principal, str, int]:
+        """A fresh token for the subject and role of ``token``:
+        ``(principal, token, expires_at_unix)``.
+
+        ``token`` must carry a valid signature and issuer; it may have expired,
+        but by no more than ``refresh_grace_s`` (``Unauthenticated`` with
+        ``refresh_window_passed`` otherwise). Claims other than the timestamps
+        (a guest's name) are carried over."""
+        if not token:
+            raise Unauthenticated("missing_token", "no token")
+        try:
+            claims = jwt.decode(
+                token,
+                self.settings._verifying_key(),
+                algorithms=[self.settings.algorithm],
+                issuer=self.settings.issuer,
+                options={"require": ["sub", "exp", "iat"], "verify_exp": False},
+            )
+        except jwt.InvalidTokenError as e:
+            raise Unauthenticated("invalid_token", f"invalid token: {e}") from None
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float):
+            raise Unauthenticated("invalid_token", "the token has a bad expiry")
+        if time.time() > exp + self.settings.refresh_grace_s:
+            raise Unauthenticated(
+                "refresh_window_passed",
+                f"the token expired more than {self.settings.refresh_grace_s} s ago: sign in again",
+            )
+        subject, role = claims.get("sub"), claims.get("role", ROLE_PLAYER)
+        if not isinstance(subject, str) or not subject or role not in (ROLE_PLAYER, ROLE_SERVICE):
+            raise Unauthenticated("invalid_token", "the token has a bad subject or role")
+        extra = {k: v for k, v in claims.items() if k not in ("sub", "role", "iss", "iat", "exp")}
+        fresh = self.issue(subject, role=role, extra=extra)
+        principal = Principal(subject=subject, role=role, claims=claims)
+        return principal, fresh, int(jwt.decode(fresh, options={"verify_signature": False})["exp"])
 
     def guest(self, name: str = "") -> tuple[str, str, int]:
         """A fresh guest: ``(player_id, token, expires_at_unix)``."""

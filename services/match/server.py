@@ -18,6 +18,7 @@ import redis.asyncio as redis
 from nats.aio.client import Client as NATS
 from prometheus_client import start_http_server
 
+from engine_core.registry import default_registry
 from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
@@ -25,6 +26,7 @@ from services.common.natsurl import nats_servers
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
+from services.match.observer import MatchObserver
 from services.match.ports import InProcessRules, RulesClient
 from services.match.relay import FinishedRelay
 from services.match.servicer import AuthServicer, MatchServicer
@@ -77,6 +79,7 @@ class MatchServer:
         self.relay: FinishedRelay | None = None
         self._relay_stop = asyncio.Event()
         self._relay_task: asyncio.Task[None] | None = None
+        self.observer: MatchObserver | None = None
 
     @property
     def address(self) -> str:
@@ -161,6 +164,14 @@ class MatchServer:
         )
         self.port = await server.start()
         self.grpc = server
+        self.observer = MatchObserver(
+            index,
+            self.app.store,
+            stall_after_s=s.stall_after_s,
+            scan_s=s.scan_s,
+            games=default_registry().names(),
+        )
+        self.observer.start()
         if s.timers:
             self._timers_task = asyncio.create_task(self.app.run_timers(self._timers_stop))
         if s.metrics_port >= 0:
@@ -181,6 +192,8 @@ class MatchServer:
     async def stop(self, grace: float | None = None) -> None:
         """Graceful: NOT_SERVING, finish calls within ``grace``, flush, close."""
         grace = self.settings.grace_s if grace is None else grace
+        if self.observer is not None:
+            await self.observer.stop()
         if self.grpc is not None:
             await self.grpc.stop(grace)
         if self._timers_task is not None:

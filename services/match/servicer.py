@@ -1,6 +1,7 @@
 """The gRPC face of the match application: proto in, one call, proto out.
 
-Every call authenticates its bearer token first (``GuestLogin`` excepted).
+Every call authenticates its bearer token first (``GuestLogin`` excepted;
+``RefreshToken`` also takes a recently expired one).
 Errors are raised as they are: the server's ``ErrorInterceptor`` turns them
 into statuses with ``ErrorInfo`` details, and ``LoggingInterceptor`` writes
 one line per call with the fields bound here (player, game, match, seat,
@@ -13,7 +14,7 @@ import math
 from typing import Any
 
 from engine_core.types import Outcome
-from services.common.auth import Principal, Tokens, is_bot
+from services.common.auth import Principal, Tokens, bearer_token, is_bot
 from services.common.codecs import check_json
 from services.common.errors import InvalidArgument
 from services.common.logging import bind
@@ -293,4 +294,11 @@ class AuthServicer(match_pb2_grpc.AuthServiceServicer):
         bind(player=player_id)
         return match_pb2.GuestLoginResponse(
             player_id=player_id, token=token, expires_at=rfc3339(expires * 1000)
+        )
+
+    async def RefreshToken(self, request: Any, context: Any) -> Any:
+        principal, token, expires = self.tokens.refresh(bearer_token(context.invocation_metadata()))
+        bind(player=principal.subject)
+        return match_pb2.RefreshTokenResponse(
+            player_id=principal.subject, token=token, expires_at=rfc3339(expires * 1000)
         )

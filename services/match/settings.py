@@ -20,6 +20,8 @@
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
+| TABLETOP_MATCH_SCAN_S                 | 30 (active/stalled scan; 0 = off) |
+| TABLETOP_MATCH_STALL_AFTER_S          | 600 (no commit for this long: stalled) |
 | TABLETOP_MATCH_TIMERS                 | 1 (run the turn timers)  |
 | TABLETOP_MATCH_TIMER_STREAM           | TIMERS                   |
 | TABLETOP_MATCH_CLOCKS_BUCKET          | MATCH_CLOCKS             |
@@ -65,6 +67,8 @@ class MatchSettings:
     players_may_create: bool = True
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
+    scan_s: float = 30.0
+    stall_after_s: float = 600.0
     timers: bool = True
     timer_stream: str = "TIMERS"
     clocks_bucket: str = "MATCH_CLOCKS"
@@ -107,6 +111,8 @@ class MatchSettings:
             max_connection_age_s=get(
                 "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
             ),
+            scan_s=get("TABLETOP_MATCH_SCAN_S", d.scan_s, float),
+            stall_after_s=get("TABLETOP_MATCH_STALL_AFTER_S", d.stall_after_s, float),
             timers=get("TABLETOP_MATCH_TIMERS", d.timers, _flag),
             timer_stream=get("TABLETOP_MATCH_TIMER_STREAM", d.timer_stream),
             clocks_bucket=get("TABLETOP_MATCH_CLOCKS_BUCKET", d.clocks_bucket),

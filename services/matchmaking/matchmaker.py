@@ -88,6 +88,7 @@ class Matchmaker:
         swept = await self.store.sweep(at)
         keys = await self.store.queues()
         if not keys:
+            metrics.set_queue_sizes(())
             return RoundStats(swept=swept)
         queues = await self.store.read_queues(keys)
         token = f"{self.name}:{uuid.uuid4().hex[:12]}"
@@ -97,9 +98,11 @@ class Matchmaker:
         seen = groups_n = 0
         cands: dict[str, list[Candidate]] = {}
         members: dict[str, dict[str, str]] = {}
+        metrics.set_queue_sizes(
+            (parse_queue_key(key)[0], parse_queue_key(key)[2], len(queues[key])) for key in keys
+        )
         for key in keys:
             entries = queues[key]
-            metrics.QUEUE_TICKETS.labels(key).set(len(entries))
             if not entries:
                 continue
             seen += len(entries)

@@ -20,6 +20,7 @@ import pytest
 from engine_core.games.tic_tac_toe import GAME as TTT
 from services.common.auth import bearer_metadata
 from services.common.errors import error_info
+from services.common.logging import listening_address
 from services.match.clocks import TAKEOVER_MS, forfeit_outcome
 from services.match.model import KIND_FORFEIT, Commit, now_ms
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -358,8 +359,9 @@ def _spawn(settings: Any, log_path: Any, **env: str) -> tuple[subprocess.Popen, 
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         for line in log_path.read_text().splitlines():
-            if line.startswith("listening on"):
-                return proc, line.rsplit(" ", 1)[1].strip()
+            address = listening_address(line)
+            if address is not None:
+                return proc, address
         assert proc.poll() is None, log_path.read_text()[-2000:]
         time.sleep(0.05)
     raise AssertionError("the service did not start")
