@@ -161,8 +161,8 @@ async def test_a_move_just_before_the_deadline_wins_just_after_loses(service) ->
     match_id = await a.create("tic_tac_toe", [A, B], match_options=per_move(1000))
     first = (await commits_of(service, match_id))[0]
     assert first.clocks is not None
-    # just before: seat 0 moves 150 ms before its deadline and wins
-    await asyncio.sleep(max(0, first.clocks.deadlines[0] - now_ms() - 150) / 1000)
+    # just before: seat 0 moves 300 ms before its deadline and wins
+    await asyncio.sleep(max(0, first.clocks.deadlines[0] - now_ms() - 300) / 1000)
     reply = await a.submit(match_id, '{"type": "place_mark", "cell": 4}')
     assert reply.version == 1
     deadline_b = reply.clocks[1].deadline
