@@ -45,4 +45,9 @@ def stand_in_move(game: Game, state: Any, seat: Seat, bot: str, entropy: bytes) 
             "unknown_bot", f"no bot named {bot!r}; use one of {', '.join(LEVELS)}"
         )
     chooser = bot_for(bot, game, time_s=SEARCH_TIME_S, clock=time.monotonic)
-    return choose_from_view(chooser, game, game.view(state, seat), seat, Rng(entropy))
+    try:
+        return choose_from_view(chooser, game, game.view(state, seat), seat, Rng(entropy))
+    except NotImplementedError:
+        # a game with secrets that cannot deal a state from a view: no bot can
+        # play it fairly, so the seat keeps getting its default move
+        return game.default_move(state, seat)
