@@ -54,6 +54,20 @@ def outcome(o: Any, finished: bool) -> dict[str, Any] | None:
     return {"ranks": list(o.ranks), "scores": list(o.scores), "reason": o.reason}
 
 
+def clocks_list(clocks: Any) -> list[dict[str, Any]]:
+    """The turn clocks (docs/clocks.md): empty without a time control."""
+    return [
+        {
+            "seat": c.seat,
+            "deadline": c.deadline or None,
+            "remaining_ms": c.remaining_ms if c.HasField("remaining_ms") else None,
+            "timeouts": c.timeouts,
+            "taken_over": c.taken_over,
+        }
+        for c in clocks
+    ]
+
+
 def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
     finished = c.status == match_pb2.MATCH_STATUS_FINISHED
     return {
@@ -65,6 +79,9 @@ def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
         "outcome": outcome(c.outcome, finished),
         "committed_at": c.committed_at,
         "move": _json(c.move_json),
+        "clocks": clocks_list(c.clocks),
+        "timeout": c.timeout,
+        "forfeit": c.forfeit,
     }
 
 
@@ -84,6 +101,8 @@ def match_dict(m: match_pb2.GetMatchResponse) -> dict[str, Any]:
         "outcome": outcome(m.outcome, finished),
         "public_replay": m.match_options.public_replay,
         "created_at": m.created_at,
+        "clocks": clocks_list(m.clocks),
+        "server_time": m.server_time,
     }
 
 
