@@ -6,78 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from services.cli.stack import Stack
 from tests.services.gateway.test_gateway import hidden_hands
+from tests.web.play import click_something, play_to_end, start_vs_bots, wait_turn_or_end
 
 pytestmark = pytest.mark.timeout(600)
-
-CLICKABLE = "#board .pressable, #board button:not([disabled]), #moves button.move:not([disabled])"
 
 
 def in_thread(coro: Any) -> Any:
     """Run a coroutine beside Playwright's own event loop."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
-
-
-def open_lobby(page: Any) -> None:
-    page.goto("/")
-    page.wait_for_selector(".game-card")
-
-
-def start_vs_bots(page: Any, game: str, players: int | None = None) -> str:
-    open_lobby(page)
-    card = page.locator(f'.game-card[data-game="{game}"]')
-    if players is not None:
-        card.locator("select").select_option(str(players))
-    card.get_by_role("button", name="Play against bots").click()
-    page.wait_for_selector(".match[data-match]", timeout=60_000)
-    return page.locator(".match").get_attribute("data-match")
-
-
-def wait_turn_or_end(page: Any, timeout_s: float = 60) -> str:
-    """'turn' once something is clickable, 'over' once the result shows."""
-    try:
-        page.wait_for_function(
-            """(sel) => document.querySelector('#outcome') ||
-                        document.querySelector(sel)""",
-            arg=CLICKABLE,
-            timeout=timeout_s * 1000,
-        )
-    except Exception:
-        shot = Path(tempfile.gettempdir()) / f"stuck-{int(time.time())}.png"
-        page.screenshot(path=str(shot), full_page=True)
-        raise AssertionError(f"nothing to click and no result; the page: {shot}") from None
-    return "over" if page.locator("#outcome").count() else "turn"
-
-
-def click_something(page: Any) -> None:
-    """Click what the page offers: a drawn piece first, else a listed move."""
-    version = page.locator("#version").inner_text()
-    page.locator(CLICKABLE).first.click()
-    # the page answers with a new version (ours), or a refusal notice
-    page.wait_for_function(
-        "(v) => document.querySelector('#version').textContent !== v || "
-        "document.querySelector('#notice').textContent !== ''",
-        arg=version,
-    )
-
-
-def play_to_end(page: Any, max_clicks: int = 2000) -> int:
-    clicks = 0
-    while wait_turn_or_end(page) == "turn":
-        click_something(page)
-        clicks += 1
-        assert clicks < max_clicks
-    return clicks
 
 
 def socket_stats(page: Any) -> dict[str, int]:
