@@ -44,12 +44,19 @@ def wait_turn_or_end(page: Any, timeout_s: float = 60) -> str:
     return "over" if page.locator("#outcome").count() else "turn"
 
 
-def click_something(page: Any, selector: str = CLICKABLE) -> None:
+def click_something(page: Any, selector: str = CLICKABLE, key: str | None = None) -> str:
     """Click what the page offers: the first clickable thing in the page's
-    order (a drawn piece before the list of moves). A piece that stands for
-    several legal moves opens a chooser: its first entry is clicked then."""
+    order (a drawn piece before the list of moves), or press ``key`` on it.
+    A piece that stands for several legal moves opens a chooser: its first
+    entry is taken then. Answers "piece", "button" or "chooser"."""
     version = page.locator("#version").inner_text()
-    page.locator(selector).first.click()
+    target = page.locator(selector).first
+    kind = "piece" if "pressable" in (target.get_attribute("class") or "") else "button"
+    if key:
+        target.focus()
+        page.keyboard.press(key)
+    else:
+        target.click()
     # the page answers with a new version (ours), a refusal notice, or a chooser
     page.wait_for_function(
         "([v, c]) => document.querySelector('#version').textContent !== v || "
@@ -57,12 +64,17 @@ def click_something(page: Any, selector: str = CLICKABLE) -> None:
         arg=[version, CHOOSER],
     )
     if page.locator("#version").inner_text() == version and page.locator(CHOOSER).count():
-        page.locator(CHOOSER).first.click()
+        kind = "chooser"
+        if key:  # the chooser takes the focus: its first entry
+            page.keyboard.press(key)
+        else:
+            page.locator(CHOOSER).first.click()
         page.wait_for_function(
             "(v) => document.querySelector('#version').textContent !== v || "
             "document.querySelector('#notice').textContent !== ''",
             arg=version,
         )
+    return kind
 
 
 def play_to_end(page: Any, max_clicks: int = 2000) -> int:
