@@ -55,6 +55,8 @@ class StackSettings:
     rules_port: int = 50051
     match_port: int = 50052
     matchmaking_port: int = 50053
+    tournaments_port: int = 50054
+    tournaments_metrics_port: int = 9105
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
     gateway_port: int = 8080
@@ -79,6 +81,8 @@ class StackSettings:
             "rules_port": port("TABLETOP_RULES_PORT", 50051),
             "match_port": port("TABLETOP_MATCH_PORT", 50052),
             "matchmaking_port": port("TABLETOP_MATCHMAKING_PORT", 50053),
+            "tournaments_port": port("TABLETOP_TOURNAMENTS_PORT", 50054),
+            "tournaments_metrics_port": port("TABLETOP_TOURNAMENTS_METRICS_PORT", 9105),
             "metrics_ports": tuple(
                 port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
@@ -103,6 +107,8 @@ class StackSettings:
             "rules_port": free_port(),
             "match_port": free_port(),
             "matchmaking_port": free_port(),
+            "tournaments_port": free_port(),
+            "tournaments_metrics_port": free_port(),
             "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
             "gateway_port": free_port(),
             "gateway_metrics_port": free_port(),
@@ -243,10 +249,12 @@ class Stack:
 
     def metrics_address(self, name: str) -> str:
         """Where a service's Prometheus ``/metrics`` is served."""
-        if name == "gateway":
-            return f"http://{self.s.host}:{self.s.gateway_metrics_port}/metrics"
-        index = ("rules", "match", "matchmaking", "bots").index(name)
-        return f"http://{self.s.host}:{self.s.metrics_ports[index]}/metrics"
+        ports = dict(
+            zip(("rules", "match", "matchmaking", "bots"), self.s.metrics_ports, strict=True)
+        )
+        ports["tournaments"] = self.s.tournaments_metrics_port
+        ports["gateway"] = self.s.gateway_metrics_port
+        return f"http://{self.s.host}:{ports[name]}/metrics"
 
     def rotate_logs(self) -> None:
         for child in self.children:
@@ -258,6 +266,7 @@ class Stack:
             "rules": f"{h}:{self.s.rules_port}",
             "match": f"{h}:{self.s.match_port}",
             "matchmaking": f"{h}:{self.s.matchmaking_port}",
+            "tournaments": f"{h}:{self.s.tournaments_port}",
             "gateway": f"http://{h}:{self.s.gateway_port}",
             "nats": self.nats_url,
             "redis": self.redis_url,
@@ -270,6 +279,7 @@ class Stack:
             "TABLETOP_MATCH_ADDR": e["match"],
             "TABLETOP_MATCHMAKING_ADDR": e["matchmaking"],
             "TABLETOP_RULES_ADDR": e["rules"],
+            "TABLETOP_TOURNAMENTS_ADDR": e["tournaments"],
         }
 
     def _env(self) -> dict[str, str]:
@@ -296,6 +306,9 @@ class Stack:
                 "TABLETOP_MATCHMAKING_METRICS_PORT": self._metrics(2),
                 "TABLETOP_RULES_METRICS_PORT": self._metrics(0),
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
+                "TABLETOP_TOURNAMENTS_HOST": h,
+                "TABLETOP_TOURNAMENTS_PORT": str(self.s.tournaments_port),
+                "TABLETOP_TOURNAMENTS_METRICS_PORT": str(self.s.tournaments_metrics_port),
                 "TABLETOP_GATEWAY_HOST": h,
                 "TABLETOP_GATEWAY_PORT": str(self.s.gateway_port),
                 "TABLETOP_GATEWAY_METRICS_PORT": str(self.s.gateway_metrics_port),
@@ -311,6 +324,7 @@ class Stack:
             ("match", "services.match", self.s.match_port),
             ("matchmaking", "services.matchmaking", self.s.matchmaking_port),
             ("bots", "services.bots", None),
+            ("tournaments", "services.tournaments", self.s.tournaments_port),
         ]
 
     def _http_specs(self) -> list[tuple[str, str, int]]:
