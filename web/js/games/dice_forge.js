@@ -125,7 +125,7 @@ export function describeEvent(e, catalog, ctx) {
     case "turn_ended": return `${who(e.seat)} ended the turn`;
     case "round_ended": return `Round ${e.round} over`;
     case "offering_finished": return "";
-    case "hammer_token_placed": return `${who(e.seat)} starts a Hammer track`;
+    case "hammer_token_placed": return `a Hammer track for ${who(e.seat)}`;
     case "token_gained": return `${who(e.seat)} gained a ${e.token} token`;
     case "agenda_changed": case "faces_applied": return "";
     default: return describeBy(e, (v) => (catalog && catalog.cards && catalog.cards[v] ? cardName(catalog, v) : v), ctx);

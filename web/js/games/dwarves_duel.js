@@ -99,7 +99,7 @@ export function describeEvent(e, catalog, ctx) {
     case "card_recovered": return `${who(e.seat)} took back ${name(e.card)}`;
     case "wild_card_taken": return `${who(e.seat)} took a Wild Card${e.source === "opponent" ? " from the opponent" : ""}`;
     case "turn_ended": return `${who(e.seat)} ended the turn`;
-    case "extra_dice_pending": return `${who(e.seat)} gets two more dice next roll`;
+    case "extra_dice_pending": return `two more dice next roll for ${who(e.seat)}`;
     case "game_ended": return `Game over: ${e.scores.join(" to ")} (${String(e.reason).replace(/_/g, " ")})`;
     default: return describeBy(e, (v) => (card(catalog, v) ? name(v) : v), ctx);
   }
