@@ -127,6 +127,7 @@ def test_a_phone_renders_the_match_page_without_horizontal_scrolling(
             "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, (game, overflow)
+        assert page.locator("#board > *").count() and not page.locator("#board .error").count()
 
 
 BOARD = "#board .pressable, #board button:not([disabled])"
@@ -167,6 +168,13 @@ def test_a_whole_dwarves_duel_played_to_the_end_by_clicking_the_drawn_page(
     assert kinds["chooser"] >= 1, kinds  # a card with several payments opened a chooser
     stats = socket_stats(page)
     assert stats["duplicates"] == 0 and stats["gaps"] == 0
+    # the replay draws the same page at any version
+    page.get_by_role("link", name="Replay this match").click()
+    scrubber = page.locator("#scrubber")
+    scrubber.wait_for()
+    scrubber.fill(str(int(scrubber.get_attribute("max")) // 2))
+    page.wait_for_selector("#board .dd .dd-card")
+    assert not page.locator("#board .error").count()
     assert not page.errors  # type: ignore[attr-defined]
     print(f"dwarves duel clicks: {kinds}")
 

@@ -110,11 +110,49 @@ export function describeEvent(e, catalog, ctx) {
     case "battle_declared": return `Battle for ${r(e.target)}`;
     case "attacker_joined": return `${u(e.unit)} joins the attack`;
     case "region_plundered": return `${who(e.seat)} plundered ${r(e.region)}`;
-    case "spell_cast": return `${who(e.seat)} cast ${spellName(catalog, e.spell)}`;
+    case "spell_cast": return `${who(e.seat)} cast ${spellName(catalog, e.card)}`;
+    case "spells_discarded": return `${who(e.seat)} discarded ${e.cards.length} spell${e.cards.length === 1 ? "" : "s"}`;
+    case "dice_rolled": return `${e.side} rolled ${e.faces.map((f, i) => dieWords(catalog, e.dice[i], f)).join(", ")}`;
+    case "dice_rerolled": return `${e.side} re-rolled ${e.positions.length} di${e.positions.length === 1 ? "e" : "ce"} (${String(e.source).replace(/_/g, " ")})`;
+    case "arcane_converted": return `${e.side}: ${e.positions.length} arcane into ${e.into}`;
+    case "bonus_added": return `${e.side} +${e.hits} hits, +${e.blocks} blocks (${String(e.source).replace(/_/g, " ")})`;
+    case "roll_finalized": return `${e.side}: ${e.hits} hits, ${e.blocks} blocks`;
+    case "casualty_taken": return `${u(e.unit)} ${e.defeated ? "defeated" : `absorbed ${e.absorbed}`}`;
+    case "battle_ended": return `the battle for ${r(e.target)} is over`;
+    case "toll_due": return `${u(e.unit)} owes a toll in ${r(e.region)}`;
+    case "toll_paid": return `${who(e.seat)} paid the toll in ${r(e.region)}${e.card ? ` with ${kindWord(e.card)}` : " with a wound"}`;
+    case "cards_given": return `${who(e.from_seat)} gave ${e.cards.length} card${e.cards.length === 1 ? "" : "s"} to ${who(e.to_seat)}`;
+    case "trade_offered": return `${who(e.seat)} offers ${who(e.partner)} a trade`;
+    case "offer_answered": return `${who(e.seat)} ${e.accepted ? "accepted" : "refused"} the offer`;
+    case "trade_completed": return `${who(e.seat)} traded`;
+    case "resources_drawn": case "spells_drawn": return "";
+    case "rest_stage": return "";
+    case "row_returned": return `${who(e.seat)} took back the command row`;
+    case "stage_began": return e.stage === "endgame" ? "The endgame begins" : "The final Ordning begins";
     case "phase_entered": case "trade_changed": case "deck_shuffled": case "battle_step": return "";
     case "turn_ended": return `${who(e.seat)} ended the turn`;
     default: return describeBy(e, (v, k) => (k === "region" || k === "target" ? r(v) : k === "unit" ? u(v) : v), ctx);
   }
+}
+
+function dieWords(catalog, kind, face) {
+  const f = catalog && catalog.die_faces && catalog.die_faces[kind] ? catalog.die_faces[kind][face - 1] : null;
+  if (!f) return `${kind} ${face}`;
+  const parts = [f.hits ? `${f.hits} hit${f.hits > 1 ? "s" : ""}` : "", f.blocks ? `${f.blocks} block${f.blocks > 1 ? "s" : ""}` : "", f.arcane ? `${f.arcane} arcane` : ""].filter(Boolean);
+  return parts.length ? parts.join(" + ") : "blank";
+}
+
+// A battle die: its symbols (hits, blocks, arcane), coloured by its kind.
+function battleDie(catalog, kind, face, pos) {
+  const f = catalog && catalog.die_faces && catalog.die_faces[kind] ? catalog.die_faces[kind][face - 1] : null;
+  const sym = f ? "⚔".repeat(f.hits) + "⛨".repeat(f.blocks) + "✦".repeat(f.arcane) : String(face);
+  const label = `die ${pos + 1} (${kind}): ${dieWords(catalog, kind, face)}`;
+  const g = h("svg", { viewBox: "0 0 44 44", width: 44, height: 44, class: "bdie", dataset: { pos: String(pos) } },
+    h("rect", { x: 1.5, y: 1.5, width: 41, height: 41, rx: 7, fill: "#fffdf8", stroke: RACE_COLOUR[kind] || "#6b6b70", "stroke-width": 3 }),
+    h("text", { x: 22, y: sym.length > 3 ? 26 : 28, "text-anchor": "middle", class: `bdie-sym${sym.length > 3 ? " small" : ""}` }, sym || "·"),
+    h("title", {}, label));
+  g.setAttribute("aria-label", label);
+  return g;
 }
 
 function keyOf(m, view) {
@@ -127,6 +165,7 @@ function keyOf(m, view) {
     case "play_command": return `command:${m.command}`;
     case "claim_event": return `event:${m.event}`;
     case "cast_spell": case "discard_spell": return `spell:${m.spell}`;
+    case "reroll": return m.dice.length === 1 ? `bdie:${m.dice[0]}` : null;
     default: return null;
   }
 }
@@ -242,9 +281,15 @@ export function render(root, ctx) {
   const b = view.battle;
   const battle = b ? h("section", { class: "zone battle", "aria-label": "battle" },
     h("h4", {}, `Battle for ${regionName(catalog, b.target)} · ${b.step.replace(/_/g, " ")}`),
-    h("p", {}, `${seatWord(ctx, b.attacker)} attacks with ${b.attackers.map((u) => unitName(catalog, u)).join(", ") || "—"}; ${b.defender >= 0 ? seatWord(ctx, b.defender) : `the ${raceOfSeat[b.defender_race] || (catalog && catalog.races ? catalog.races[b.defender_race].id : "")} giants`} defend with ${b.defenders.map((u) => unitName(catalog, u)).join(", ") || "—"}`),
-    b.att.dice.length ? h("p", {}, `Attacker's dice: ${b.att.faces.map((f, i) => `${b.att.dice[i]} ${f}`).join(", ")}`) : null,
-    b.dfn.dice.length ? h("p", {}, `Defender's dice: ${b.dfn.faces.map((f, i) => `${b.dfn.dice[i]} ${f}`).join(", ")}`) : null,
+    h("p", {}, `${seatWord(ctx, b.attacker)} attacks with ${b.attackers.map((u) => unitName(catalog, u)).join(", ") || "—"}; ${b.defender >= 0 ? seatWord(ctx, b.defender) : `the ${catalog && catalog.races && catalog.races[b.defender_race] ? catalog.races[b.defender_race].id : "neutral"} giants`} defend with ${b.defenders.map((u) => unitName(catalog, u)).join(", ") || "—"}`),
+    [["attacker", b.att, "attacker_roll"], ["defender", b.dfn, "defender_roll"]].map(([who, side, step]) => (side.dice.length
+      ? h("div", { class: "bdice", "aria-label": `the ${who}'s dice` }, h("span", { class: "muted" }, `${who}: `),
+        side.dice.map((kind, pos) => {
+          const el = h("span", { class: "bdie-wrap" }, battleDie(catalog, kind, side.faces[pos], pos));
+          if (b.step === step) pick.bind(el, `bdie:${pos}`, `${who}'s die ${pos + 1}: ${dieWords(catalog, kind, side.faces[pos])}`);
+          return el;
+        }))
+      : null)),
     b.damage ? h("p", {}, `${b.damage} damage to assign`) : null) : null;
 
   root.append(h("div", { class: "game ag" },
