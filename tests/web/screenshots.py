@@ -16,13 +16,16 @@ from services.cli.stack import Stack, StackSettings
 from tests.web.conftest import chromium_path
 from tests.web.play import click_something, start_vs_bots, wait_turn_or_end
 
-# game, players, moves of ours before the picture
+# game, players, moves of ours before the picture, and what the picture should
+# show once those are played (more moves, up to EXTRA, until it does): pieces
+# the player can click
 GAMES = (
-    ("dwarves_duel", 2, 9),
-    ("dice_forge", 3, 6),
-    ("arcane_academy", 2, 8),
-    ("assault_of_the_giants", 3, 6),
+    ("dwarves_duel", 2, 9, "#board .hand .playable"),
+    ("dice_forge", 3, 6, "#board .pool-face.playable"),
+    ("arcane_academy", 2, 8, "#board .slate .playable"),
+    ("assault_of_the_giants", 3, 6, "#board .giants-map .playable"),
 )
+EXTRA = 30
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"]
 
 
@@ -46,7 +49,7 @@ def shoot(out: Path, only: set[str]) -> list[Path]:
                 browser = p.chromium.launch(
                     executable_path=browser_path, headless=True, args=LAUNCH_ARGS
                 )
-                for game, players, moves in GAMES:
+                for game, players, moves, wanted in GAMES:
                     if only and game not in only:
                         continue
                     context = browser.new_context(
@@ -55,11 +58,12 @@ def shoot(out: Path, only: set[str]) -> list[Path]:
                     page = context.new_page()
                     page.set_default_timeout(30_000)
                     start_vs_bots(page, game, players)
-                    for _ in range(moves):
+                    for played in range(moves + EXTRA):
                         if wait_turn_or_end(page) == "over":
                             break
+                        if played >= moves and page.locator(wanted).count():
+                            break
                         click_something(page)
-                    wait_turn_or_end(page)
                     path = out / f"{game}.png"
                     page.screenshot(path=str(path), full_page=True, animations="disabled")
                     written.append(path)

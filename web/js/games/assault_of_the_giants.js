@@ -125,6 +125,8 @@ export function describeEvent(e, catalog, ctx) {
     case "trade_offered": return `${who(e.seat)} offers ${who(e.partner)} a trade`;
     case "offer_answered": return `${who(e.seat)} ${e.accepted ? "accepted" : "refused"} the offer`;
     case "trade_completed": return `${who(e.seat)} traded`;
+    case "resources_discarded": return `${who(e.seat)} discarded ${e.cards.map((c) => kindWord(catalog && catalog.resources ? catalog.resources[c] || c : c)).join(", ")}`;
+    case "pile_card_taken": return `${who(e.seat)} took ${kindWord(catalog && catalog.resources ? catalog.resources[e.card] || e.card : e.card)} from the discard pile`;
     case "resources_drawn": case "spells_drawn": return "";
     case "rest_stage": return "";
     case "row_returned": return `${who(e.seat)} took back the command row`;
@@ -145,7 +147,7 @@ function dieWords(catalog, kind, face) {
 // A battle die: its symbols (hits, blocks, arcane), coloured by its kind.
 function battleDie(catalog, kind, face, pos) {
   const f = catalog && catalog.die_faces && catalog.die_faces[kind] ? catalog.die_faces[kind][face - 1] : null;
-  const sym = f ? "⚔".repeat(f.hits) + "⛨".repeat(f.blocks) + "✦".repeat(f.arcane) : String(face);
+  const sym = f ? "⚔".repeat(f.hits) + "■".repeat(f.blocks) + "✦".repeat(f.arcane) : String(face);
   const label = `die ${pos + 1} (${kind}): ${dieWords(catalog, kind, face)}`;
   const g = h("svg", { viewBox: "0 0 44 44", width: 44, height: 44, class: "bdie", dataset: { pos: String(pos) } },
     h("rect", { x: 1.5, y: 1.5, width: 41, height: 41, rx: 7, fill: "#fffdf8", stroke: RACE_COLOUR[kind] || "#6b6b70", "stroke-width": 3 }),
