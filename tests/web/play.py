@@ -65,6 +65,10 @@ def click_something(page: Any, selector: str = CLICKABLE, key: str | None = None
     )
     if page.locator("#version").inner_text() == version and page.locator(CHOOSER).count():
         kind = "chooser"
+        # a chooser offers legal moves only: each is in the page's list of them
+        listed = set(page.locator("#moves button.move").all_text_contents())
+        offered = page.locator(CHOOSER).all_text_contents()
+        assert len(offered) > 1 and set(offered) <= listed, (offered, listed)
         if key:  # the chooser takes the focus: its first entry
             page.keyboard.press(key)
         else:
