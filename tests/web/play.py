@@ -22,7 +22,7 @@ def start_vs_bots(page: Any, game: str, players: int | None = None) -> str:
     open_lobby(page)
     card = page.locator(f'.game-card[data-game="{game}"]')
     if players is not None:
-        card.locator("select").select_option(str(players))
+        card.locator(f"#players-{game}").select_option(str(players))
     card.get_by_role("button", name="Play against bots").click()
     page.wait_for_selector(".match[data-match]", timeout=60_000)
     return page.locator(".match").get_attribute("data-match")
