@@ -14,7 +14,7 @@ from services.common.grpcserver import balanced_channel_options
 from services.matchmaking.match_client import ServiceToken
 from services.matchmaking.ratings import Ratings
 from services.tournaments.errors import Unavailable
-from services.tournaments.model import TimeControl
+from services.tournaments.model import TC_FISCHER, TC_PER_MOVE, TimeControl
 from services.tournaments.ports import MatchEnd
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -27,10 +27,32 @@ BOT_JOBS = "mm:bots"
 
 
 def match_options(time_control: TimeControl, public_replay: bool) -> match_pb2.MatchOptions:
-    """The ``MatchOptions`` of a tournament match. The match service has no
-    turn clock yet: the tournament's ``time_control`` is stored with the
-    tournament and goes here once ``MatchOptions`` can carry one."""
-    return match_pb2.MatchOptions(public_replay=public_replay)
+    """The ``MatchOptions`` of a tournament match: the tournament's clock as
+    the match's turn clock (docs/clocks.md). A seat whose time runs out gets
+    the game's default move, every time (no handover: the match is played
+    out and counts)."""
+    options = match_pb2.MatchOptions(public_replay=public_replay)
+    tc = time_control
+
+    def ms(seconds: float) -> int:
+        return round(seconds * 1000)
+
+    if tc.kind == TC_PER_MOVE:
+        options.time_control.CopyFrom(
+            match_pb2.TimeControl(
+                kind=match_pb2.TimeControl.KIND_PER_MOVE, per_move_ms=ms(tc.seconds)
+            )
+        )
+    elif tc.kind == TC_FISCHER:
+        options.time_control.CopyFrom(
+            match_pb2.TimeControl(
+                kind=match_pb2.TimeControl.KIND_FISCHER,
+                initial_ms=ms(tc.seconds),
+                increment_ms=ms(tc.increment),
+                delay_ms=ms(tc.delay),
+            )
+        )
+    return options
 
 
 class GrpcMatches:
