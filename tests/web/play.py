@@ -11,6 +11,7 @@ from typing import Any
 
 CLICKABLE = "#board .pressable, #board button:not([disabled]), #moves button.move:not([disabled])"
 CHOOSER = "#board .chooser button.choice"
+GROUP = "#board .chooser button.choice-group"
 
 
 def open_lobby(page: Any) -> None:
@@ -48,7 +49,8 @@ def click_something(page: Any, selector: str = CLICKABLE, key: str | None = None
     """Click what the page offers: the first clickable thing in the page's
     order (a drawn piece before the list of moves), or press ``key`` on it.
     A piece that stands for several legal moves opens a chooser: its first
-    entry is taken then. Answers "piece", "button" or "chooser"."""
+    entry is taken then (a long chooser's first group first). Answers "piece",
+    "button", "chooser" or "grouped"."""
     version = page.locator("#version").inner_text()
     target = page.locator(selector).first
     kind = "piece" if "pressable" in (target.get_attribute("class") or "") else "button"
@@ -58,13 +60,22 @@ def click_something(page: Any, selector: str = CLICKABLE, key: str | None = None
     else:
         target.click()
     # the page answers with a new version (ours), a refusal notice, or a chooser
-    page.wait_for_function(
+    waiting = (
         "([v, c]) => document.querySelector('#version').textContent !== v || "
-        "document.querySelector('#notice').textContent !== '' || document.querySelector(c)",
-        arg=[version, CHOOSER],
+        "document.querySelector('#notice').textContent !== '' || document.querySelector(c)"
     )
+    page.wait_for_function(waiting, arg=[version, f"{CHOOSER}, {GROUP}"])
+    # a long chooser lists groups first (the die to spend, the unit...)
+    grouped = False
+    while page.locator("#version").inner_text() == version and page.locator(GROUP).count():
+        grouped = True
+        if key:
+            page.keyboard.press(key)
+        else:
+            page.locator(GROUP).first.click()
+        page.wait_for_function(waiting, arg=[version, CHOOSER])
     if page.locator("#version").inner_text() == version and page.locator(CHOOSER).count():
-        kind = "chooser"
+        kind = "grouped" if grouped else "chooser"
         # a chooser offers legal moves only: each is in the page's list of them
         listed = set(page.locator("#moves button.move").all_text_contents())
         offered = page.locator(CHOOSER).all_text_contents()

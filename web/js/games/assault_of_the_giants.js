@@ -183,7 +183,9 @@ function wrap(name) {
 export function render(root, ctx) {
   const { view, catalog } = ctx;
   const describe = (m) => describeMove(m, catalog, ctx);
-  const pick = picker(root, ctx, describe, (m) => keyOf(m, view));
+  // long choosers of a region: first the kind of move (or the unit)
+  const groupBy = (m) => (typeof m.unit === "number" ? unitName(catalog, m.unit) : describeMove(m, catalog, ctx).split(" ")[0]);
+  const pick = picker(root, ctx, describe, (m) => keyOf(m, view), groupBy);
   const regions = (catalog && catalog.regions) || POS.map((_, i) => ({ name: `region ${i + 1}`, small_folk: false, adjacent: [] }));
   const units = (catalog && catalog.units) || [];
   const edges = (catalog && catalog.edges) || [];

@@ -7,7 +7,12 @@ import { h, clear, pressable, words } from "../dom.js";
 
 // A picker for one render. keyOf(move) names the piece a move belongs to
 // (or null: an action-bar move). Pieces bind themselves with bind(el, key, label).
-export function picker(root, ctx, describe, keyOf) {
+// groupBy(move) (optional) names a first step for long choosers: with more
+// than GROUP_OVER moves in two or more groups, the chooser first lists the
+// groups (buttons of class "choice-group"), then the moves of the one taken.
+const GROUP_OVER = 6;
+
+export function picker(root, ctx, describe, keyOf, groupBy = null) {
   const groups = new Map();
   const order = [];
   if (ctx.myTurn) {
@@ -25,11 +30,24 @@ export function picker(root, ctx, describe, keyOf) {
     if (moves.length === 1) { ctx.onMove(moves[0]); return; }
     clear(slot);
     const close = () => clear(slot);
+    const groups = new Map();
+    if (groupBy && moves.length > GROUP_OVER) {
+      for (const m of moves) {
+        const g = groupBy(m) || "";
+        if (!groups.has(g)) groups.set(g, []);
+        groups.get(g).push(m);
+      }
+    }
+    const entries = groups.size > 1
+      ? [...groups].map(([g, ms]) => h("button", {
+        type: "button", class: "choice-group", onclick: () => choose(ms, `${title}: ${g}`),
+      }, `${g}… (${ms.length})`))
+      : moves.map((m) => h("button", {
+        type: "button", class: "choice", onclick: () => { close(); ctx.onMove(m); },
+      }, describe(m)));
     const box = h("div", { class: "chooser", role: "group", "aria-label": `choose: ${title}` },
       h("p", { class: "chooser-title" }, title, h("span", { class: "muted" }, ` · ${moves.length} choices`)),
-      h("div", { class: "choices" }, moves.map((m) => h("button", {
-        type: "button", class: "choice", onclick: () => { close(); ctx.onMove(m); },
-      }, describe(m)))),
+      h("div", { class: "choices" }, entries),
       h("button", { type: "button", class: "link cancel", onclick: close }, "Cancel"));
     slot.append(box);
     box.querySelector("button").focus({ preventScroll: true });

@@ -170,7 +170,12 @@ function points(p, catalog) {
 export function render(root, ctx) {
   const { view, catalog } = ctx;
   const describe = (m) => describeMove(m, catalog, ctx);
-  const pick = picker(root, ctx, describe, keyOf);
+  const groupBy = (m) => {
+    if (m.type === "activate_ally") return `spend ${unitText(m.unit, view)}`;
+    if (m.type === "play_card" && m.payment && m.payment.length) return `pay ${m.payment.map((u) => unitText(u, view)).join(", ")}`;
+    return "";
+  };
+  const pick = picker(root, ctx, describe, keyOf, groupBy);
   const hit = touched(ctx.events);
   const me = ctx.seat === null || ctx.seat === undefined ? 0 : ctx.seat;
   const them = 1 - me;
