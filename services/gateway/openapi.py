@@ -110,6 +110,17 @@ def openapi_document() -> dict[str, Any]:
             "/api/v1/auth/refresh": {
                 "post": _op("refreshToken", "A fresh token for the same player", ref("Token"))
             },
+            "/api/v1/games/{game}/catalog": {
+                "get": _op(
+                    "gameCatalog",
+                    "The game's public component tables (cards, faces, tiles, regions, "
+                    "units: names, costs, points, effects); never any match's state",
+                    {"type": "object", "properties": {"game": {"type": "string"}}},
+                    auth=False,
+                    params=[_path("game", "the game id")],
+                    errors=(404,),
+                )
+            },
             "/api/v1/games": {
                 "get": _op(
                     "listGames",
