@@ -34,6 +34,7 @@ TIME_CONTROLS = {
     "none": pb.TimeControl.KIND_NONE,
     "per_move": pb.TimeControl.KIND_PER_MOVE,
     "fischer": pb.TimeControl.KIND_FISCHER,
+    "game_default": pb.TimeControl.KIND_GAME_DEFAULT,
 }
 
 
@@ -86,7 +87,8 @@ class _Client:
 
 
 def _time_control(text: str) -> pb.TimeControl:
-    """``none``, ``per_move:30`` or ``fischer:300+5`` (seconds, increment)."""
+    """``none``, ``game_default``, ``per_move:30`` or ``fischer:300+5``
+    (seconds, increment)."""
     kind, _, rest = text.partition(":")
     if kind not in TIME_CONTROLS:
         raise ValueError(f"time control is none, per_move:S or fischer:S+I, not {text!r}")
@@ -239,7 +241,9 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
-        q.add_argument("--time-control", default="none", help="none, per_move:S, fischer:S+I")
+        q.add_argument(
+            "--time-control", default="none", help="none, game_default, per_move:S, fischer:S+I"
+        )
         q.add_argument("--options", default="", help="the game's options as JSON")
         q.add_argument("--seed", default="", help="pairing seed (default: random)")
         q.add_argument("--name", default="")

@@ -48,18 +48,23 @@ STATUS_FINISHED = "finished"
 TC_NONE = "none"
 TC_PER_MOVE = "per_move"
 TC_FISCHER = "fischer"
-TIME_CONTROL_KINDS = (TC_NONE, TC_PER_MOVE, TC_FISCHER)
+TC_GAME_DEFAULT = "game_default"
+TIME_CONTROL_KINDS = (TC_NONE, TC_PER_MOVE, TC_FISCHER, TC_GAME_DEFAULT)
 
 
 class TimeControl(msgspec.Struct, frozen=True, kw_only=True):
     """The clock of every match of the tournament: ``per_move`` gives each move
     ``seconds``; ``fischer`` a bank of ``seconds`` plus ``increment`` after
-    each move (``delay``: seconds before the bank starts running)."""
+    each move (``delay``: seconds free at the start of each decision);
+    ``game_default`` the game's own clock. After ``max_timeouts`` timeouts in
+    a row a seat forfeits its match (a player who has gone loses; the round
+    goes on)."""
 
     kind: str = TC_NONE
     seconds: float = 0.0
     increment: float = 0.0
     delay: float = 0.0
+    max_timeouts: int = 3
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):

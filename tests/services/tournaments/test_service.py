@@ -107,6 +107,41 @@ async def test_single_elimination_with_byes_and_replayed_draws(stack):
     check_matches_once(t, await match_subjects(stack.nats_url))
 
 
+async def test_a_player_who_vanishes_forfeits_by_the_clock(stack):
+    """Every tournament match carries the tournament's clock; a seat that
+    times out forfeits, so the round ends without them."""
+    from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+    await stack.replica()
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=1, seed="s",
+            time_control=pb.TimeControl(kind=pb.TimeControl.KIND_PER_MOVE, seconds=0.3,
+                                        max_timeouts=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    await stub.Register(
+        pb.RegisterRequest(tournament_id=tid, player="bot:stays"), metadata=ORGANISER
+    )
+    await stub.Register(pb.RegisterRequest(tournament_id=tid), metadata=auth("guest:gone"))
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    t = await finished(stub, tid, timeout=60)
+    (table,) = t.rounds[0].tables
+    assert table.result.reason == "forfeit"
+    assert t.standings[0].player == "bot:stays" and t.standings[0].points == 1
+    async with grpc.aio.insecure_channel(stack.match.address) as channel:
+        m = await match_pb2_grpc.MatchServiceStub(channel).GetMatch(
+            match_pb2.GetMatchRequest(match_id=table.match_ids[0]), metadata=ORGANISER
+        )
+    tc = m.match_options.time_control
+    assert (tc.kind, tc.per_move_ms, tc.max_timeouts) == (
+        match_pb2.TimeControl.KIND_PER_MOVE, 300, 1)  # fmt: skip
+    assert tc.on_max_timeouts == match_pb2.TimeControl.ON_MAX_TIMEOUTS_FORFEIT
+
+
 async def test_watch_streams_every_event_then_ends(stack):
     await stack.replica()
     stub = stack.stub()
@@ -154,6 +189,12 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
         stub.CreateTournament(req(game="dice_forge", format=pb.FORMAT_SWISS_TABLES, rounds=3,
                                   options=pb.TournamentOptions(table_size=6)), metadata=ORGANISER),
         C.INVALID_ARGUMENT, "table_size_unsupported",
+    )  # fmt: skip
+    await _rejected(
+        stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=2,
+                                  time_control=pb.TimeControl(kind=pb.TimeControl.KIND_PER_MOVE,
+                                                              seconds=0.01)), metadata=ORGANISER),
+        C.INVALID_ARGUMENT, "bad_time_control",
     )  # fmt: skip
     await _rejected(stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_UNSPECIFIED),
                                           metadata=ORGANISER), C.INVALID_ARGUMENT, "unknown_format")  # fmt: skip
