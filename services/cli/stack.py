@@ -232,6 +232,8 @@ class Stack:
 
     def metrics_address(self, name: str) -> str:
         """Where a service's Prometheus ``/metrics`` is served."""
+        if name == "tournaments":
+            return f"http://{self.s.host}:{self.s.tournaments_metrics_port}/metrics"
         index = ("rules", "match", "matchmaking", "bots").index(name)
         return f"http://{self.s.host}:{self.s.metrics_ports[index]}/metrics"
 
