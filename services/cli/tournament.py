@@ -19,6 +19,7 @@ from typing import Any
 import grpc
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
@@ -275,8 +276,13 @@ def add_parser(sub: Any) -> None:
     run.set_defaults(tournament_func=cmd_run)
 
     async def dispatch(args: argparse.Namespace) -> int:
-        from services.cli.main import console
+        from services.cli.main import console, rpc_reason
 
-        return await args.tournament_func(args, console)
+        try:
+            return await args.tournament_func(args, console)
+        except grpc.aio.AioRpcError as e:
+            # as text, not markup: the reason is in [brackets]
+            console.print(Text(rpc_reason(e), style="red"))
+            return 1
 
     p.set_defaults(func=dispatch)
