@@ -234,3 +234,23 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
     events = await tournament_events(stack.nats_url, tid)
     assert not any(getattr(e, "player", "") == "guest:carol" for e in events)
     assert len(events) >= before and sum(isinstance(e, RoundStarted) for e in events) <= 1
+
+
+async def test_bot_fill_and_late_registration(stack):
+    await stack.replica()
+    stub = stack.stub()
+    tid = await create(stub, "tic_tac_toe", pb.FORMAT_SWISS, rounds=3, bot_fill=True,
+                       late_registration_rounds=3)  # fmt: skip
+    await register_bots(stub, tid, 3)
+    started = await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    assert len(started.entrants) == 4  # a bot evened the field
+    assert any(e.player.startswith("bot:fill-") for e in started.entrants)
+    late = await stub.Register(pb.RegisterRequest(tournament_id=tid, player="bot:late"),
+                               metadata=ORGANISER)  # fmt: skip
+    joined = next(e.joined_round for e in late.entrants if e.player == "bot:late")
+    assert joined >= 2
+    t = await finished(stub, tid)
+    assert not t.rounds[0].byes  # 4 players in round 1
+    for r in t.rounds:
+        seated = [p for tb in r.tables for p in tb.players] + list(r.byes)
+        assert ("bot:late" in seated) == (r.round >= joined)
