@@ -75,7 +75,6 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     late_registration_rounds: int = 0  # registration stays open up to this round
     bot_fill: bool = False  # a bot makes an odd field even (2-player formats)
     top_cut: int = 0  # swiss: then single elimination of the top N (0: none)
-    advance: int = 1  # elimination with tables: the top m of each table advance
     max_games: int = 3  # elimination: games at a table before the seed decides a draw
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points
