@@ -13,7 +13,6 @@ import json
 import os
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -43,27 +42,10 @@ def _addr() -> str:
     return os.environ.get("TABLETOP_TOURNAMENTS_ADDR") or "127.0.0.1:50054"
 
 
-def _identity_path() -> Path:
-    return Path(os.environ.get("TABLETOP_DATA_DIR", ".data")) / "cli-identity.json"
-
-
 async def _token(session: Any) -> str:
-    """The saved guest token (a new guest when none or expired)."""
-    path = _identity_path()
-    try:
-        saved = json.loads(path.read_text())
-        if saved.get("expires", 0) > time.time() + 3600:
-            session.player_id, session.token = saved["player_id"], saved["token"]
-            return session.player_id
-    except (OSError, ValueError, KeyError):
-        pass
-    me = await session.login("organiser")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"player_id": me, "token": session.token, "expires": time.time() + 6 * 86400})
-    )
-    path.chmod(0o600)
-    return me
+    """The player this terminal is signed in as (``services.cli.identity``: the
+    same saved guest as ``play`` and ``matches``, renewed near expiry)."""
+    return await session.login("organiser")
 
 
 class _Client:

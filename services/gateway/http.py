@@ -173,6 +173,21 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         entries = await gw.leaderboard(request.path_params["game"], int(raw))
         return {"entries": entries}
 
+    async def tournaments(request: Request) -> Any:
+        q = request.query_params
+        found = await gw.tournaments_list(bearer(request), q.get("status", ""), q.get("game", ""))
+        return {"tournaments": found}
+
+    async def tournament(request: Request) -> Any:
+        return await gw.tournament(bearer(request), request.path_params["tournament_id"])
+
+    async def register(request: Request) -> Any:
+        return await gw.register(bearer(request), request.path_params["tournament_id"])
+
+    async def withdraw(request: Request) -> Any:
+        tid = request.path_params["tournament_id"]
+        return await gw.register(bearer(request), tid, withdraw=True)
+
     async def health(request: Request) -> Any:
         return {"status": "ok"}
 
@@ -196,6 +211,22 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         Route("/api/v1/tickets", route("enqueue", enqueue), methods=["POST"]),
         Route("/api/v1/tickets/{ticket_id}", route("cancel_ticket", cancel), methods=["DELETE"]),
         Route("/api/v1/leaderboard/{game}", route("leaderboard", leaderboard), methods=["GET"]),
+        Route("/api/v1/tournaments", route("list_tournaments", tournaments), methods=["GET"]),
+        Route(
+            "/api/v1/tournaments/{tournament_id}",
+            route("get_tournament", tournament),
+            methods=["GET"],
+        ),
+        Route(
+            "/api/v1/tournaments/{tournament_id}/register",
+            route("register", register),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/v1/tournaments/{tournament_id}/withdraw",
+            route("withdraw", withdraw),
+            methods=["POST"],
+        ),
         Route("/api/v1/openapi.json", route("openapi", openapi), methods=["GET"]),
         Route("/healthz", route("health", health), methods=["GET"]),
         WebSocketRoute("/api/v1/ws", socket),

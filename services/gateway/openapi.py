@@ -63,6 +63,20 @@ def _path(name: str, description: str) -> dict[str, Any]:
 
 OBJ = {"type": "object"}
 ANY: dict[str, Any] = {}
+CLOCKS = {
+    "type": "array",
+    "description": "turn clocks per seat (docs/clocks.md); empty without a time control",
+    "items": {
+        "type": "object",
+        "properties": {
+            "seat": {"type": "integer"},
+            "deadline": {"type": ["string", "null"], "description": "RFC 3339 UTC"},
+            "remaining_ms": {"type": ["integer", "null"]},
+            "timeouts": {"type": "integer"},
+            "taken_over": {"type": "boolean"},
+        },
+    },
+}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -234,6 +248,8 @@ def openapi_document() -> dict[str, Any]:
                         "awaiting": {"type": "array", "items": {"type": "integer"}},
                         "legal_moves": {"type": "array", "items": OBJ},
                         "outcome": {"type": ["object", "null"]},
+                        "clocks": CLOCKS,
+                        "server_time": {"type": "string", "description": "RFC 3339"},
                     },
                 },
                 "SubmitMove": {
@@ -266,6 +282,12 @@ def openapi_document() -> dict[str, Any]:
                         "move": ANY,
                         "status": {"enum": ["active", "finished"]},
                         "committed_at": {"type": "string"},
+                        "clocks": CLOCKS,
+                        "timeout": {
+                            "type": "boolean",
+                            "description": "the server moved: time ran out",
+                        },
+                        "forfeit": {"type": "boolean"},
                     },
                 },
                 "Enqueue": {
