@@ -16,7 +16,7 @@ async def _tabletop(stack, tmp_path, *args: str) -> subprocess.CompletedProcess[
         **os.environ,
         "TABLETOP_TOURNAMENTS_ADDR": stack.replicas[0].address,
         "TABLETOP_MATCH_ADDR": stack.match.address,
-        "TABLETOP_DATA_DIR": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),  # the CLI's saved identity
         "TABLETOP_JWT_SECRET": SECRET,
         "COLUMNS": "200",
     }
