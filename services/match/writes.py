@@ -200,13 +200,15 @@ class Writes(Projections):
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         p = await self.load(match_id)
-        seat = self._mover_seat(principal, p, seat)
+        hint = seat
+        seat = self._mover_seat(principal, p, hint)
         generated = not idempotency_key
         key = idempotency_key or os.urandom(16).hex()
         digest = key_digest(match_id, principal.subject, key)
-        # What the key stands for: this move by this seat (a condition such as
-        # ``expected_version`` is not part of it: the move was applied or not).
-        request = request_digest("move", move, seat)
+        # What the key stands for: this move for the seat the request named
+        # (a condition such as ``expected_version`` is not part of it: the
+        # move was applied or not).
+        request = request_digest("move", move, hint)
         # On an ``OutcomeUnknown``, the key to retry with (the one the server
         # drew when the client sent none).
         unknown = {"idempotency_key": key} if generated else {}
