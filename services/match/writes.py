@@ -48,6 +48,7 @@ from services.match.model import (
     new_match_id,
     now_ms,
     request_digest,
+    same_request,
 )
 from services.match.ports import AppendConflict
 from services.match.projections import Projections
@@ -134,7 +135,7 @@ class Writes(Projections):
                 and first[1].key == key
                 and first[1].creator == principal.subject
             ):
-                if first[1].request and first[1].request != request:
+                if not same_request(first[1].request, request):
                     raise IdempotencyKeyReused(
                         "this idempotency key already created a match with other "
                         "parameters: use a new key for a new match"
@@ -326,7 +327,7 @@ class Writes(Projections):
 
     async def _answer(self, meta: MatchMeta, c: Commit, request: str) -> MoveResult:
         """The first answer again, for a retry of the request of commit ``c``."""
-        if c.request and c.request != request:
+        if not same_request(c.request, request):
             raise IdempotencyKeyReused(
                 f"this idempotency key was used for another move (version {c.version}): "
                 "use a new key for a new move"

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -150,6 +151,7 @@ class FaultStack:
                 await p.stop()
         await asyncio.to_thread(self.nats.close)
         await asyncio.to_thread(self.valkey.close)
+        shutil.rmtree(self._dir, ignore_errors=True)
 
     async def __aenter__(self) -> FaultStack:
         return await self.start()
@@ -344,6 +346,10 @@ class Load:
                 reason = info.reason if info is not None else ""
                 phase.errors[f"{e.code().name} {reason}".strip()] += 1
                 if e.code() not in RETRYABLE:
+                    self.unexpected.append(
+                        f"{method} to replica {(attempt - 1) % len(self._stubs)} as {player} "
+                        f"after {attempt - driver} attempts: " + " ".join(str(request).split())
+                    )
                     raise
                 if reason not in NOT_APPLIED:
                     unknown = True  # outcome_unknown, a deadline: maybe applied
@@ -530,6 +536,16 @@ async def audit(stack: FaultStack, load: Load, *, facts_timeout_s: float = 20.0)
                 if p.version >= len(states) or decode_state(GAME, p.state) != states[p.version]:
                     out.projections_wrong += 1
                     out.problems.append(f"{m}: projection at version {p.version} is not the fold")
+                    continue
+                # its keys: exactly the keys of the commits up to its version, at their sequences
+                expected = {c.key: seq for seq, c in streams[m][1 : p.version + 1]}
+                if p.keys != expected or p.seq != streams[m][p.version][0]:
+                    out.projections_wrong += 1
+                    wrong = {k: v for k, v in p.keys.items() if expected.get(k) != v}
+                    out.problems.append(
+                        f"{m}: projection at version {p.version} (seq {p.seq}) has keys "
+                        f"{wrong} not in the stream, misses {set(expected) - set(p.keys)}"
+                    )
 
         # one fact per finished match (the relay may still be at work)
         finished = {m for m, items in streams.items() if items and items[-1][1].outcome is not None}
