@@ -8,6 +8,12 @@ starts; endpoints are printed; Ctrl-C or SIGTERM stops everything in reverse
 order. A child that dies is reported with its last log lines and the stack
 stops rather than run half-broken.
 
+Each service's log (JSON lines, stdout and stderr) is
+``.data/logs/<service>.log``, rotated by size: past ``TABLETOP_LOG_MAX_BYTES``
+(default 10 MiB) it is copied to ``<service>.log.1`` (older copies shift up to
+``.log.<TABLETOP_LOG_KEEP>``, default 3, the oldest dropped) and truncated in
+place; the service keeps writing (append mode) without a restart.
+
 Every address comes from the environment: with ``TABLETOP_NATS_URL`` or
 ``TABLETOP_REDIS_URL`` set, the embedded server is not started and the
 services use the external one.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +35,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.auth import DEV_SECRET
 from services.common.servers import NatsServer, ServerError, ValkeyServer, free_port
 
 
@@ -49,6 +57,8 @@ class StackSettings:
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
     rules_workers: int = 0  # 0: one per core
+    log_max_bytes: int = 10 * 1024 * 1024
+    log_keep: int = 3
     jwt_secret: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
@@ -71,6 +81,8 @@ class StackSettings:
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
             ),
             "rules_workers": int(env.get("TABLETOP_RULES_WORKERS", "0")),
+            "log_max_bytes": int(env.get("TABLETOP_LOG_MAX_BYTES", 10 * 1024 * 1024)),
+            "log_keep": int(env.get("TABLETOP_LOG_KEEP", 3)),
             "jwt_secret": env.get("TABLETOP_JWT_SECRET") or None,
         }
         values.update(overrides)
@@ -146,6 +158,26 @@ class Child:
             self.proc.wait(timeout)
 
 
+def rotate_log(path: Path, max_bytes: int, keep: int) -> bool:
+    """Copy-and-truncate ``path`` once it is larger than ``max_bytes``, keeping
+    ``keep`` older copies (``path.1`` the newest). The writer holds the file
+    open in append mode, so it goes on writing at the new end. True if rotated."""
+    try:
+        if max_bytes <= 0 or path.stat().st_size <= max_bytes:
+            return False
+    except FileNotFoundError:
+        return False
+    if keep > 0:
+        for i in range(keep - 1, 0, -1):
+            older = path.with_name(f"{path.name}.{i}")
+            if older.exists():
+                older.replace(path.with_name(f"{path.name}.{i + 1}"))
+        shutil.copyfile(path, path.with_name(f"{path.name}.1"))
+    with open(path, "r+b") as f:
+        f.truncate(0)
+    return True
+
+
 def grpc_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:
     """True once the server at ``host:port`` answers its health check SERVING."""
     try:
@@ -191,6 +223,15 @@ class Stack:
 
     def _metrics(self, index: int) -> str:
         return str(self.s.metrics_ports[index])
+
+    def metrics_address(self, name: str) -> str:
+        """Where a service's Prometheus ``/metrics`` is served."""
+        index = ("rules", "match", "matchmaking", "bots").index(name)
+        return f"http://{self.s.host}:{self.s.metrics_ports[index]}/metrics"
+
+    def rotate_logs(self) -> None:
+        for child in self.children:
+            rotate_log(child.log_path, self.s.log_max_bytes, self.s.log_keep)
 
     def endpoints(self) -> dict[str, str]:
         h = self.s.host
@@ -265,6 +306,11 @@ class Stack:
                 self.redis_url = self.valkey.url
                 self.echo(f"  valkey      {self.redis_url}")
             env = self._env()
+            if env["TABLETOP_JWT_SECRET"] == DEV_SECRET:
+                self.echo(
+                    "  WARNING     TABLETOP_JWT_SECRET is the development secret: "
+                    "anyone can forge tokens"
+                )
             for name, module, port in self._specs():
                 child = Child(
                     name,
@@ -277,7 +323,8 @@ class Stack:
                 self.children.append(child)
                 self._wait_ready(child, timeout)
                 where = f"{self.s.host}:{port}" if port else "(no port)"
-                self.echo(f"  {name:<11} {where}  log: {child.log_path}")
+                metrics = self.metrics_address(name)
+                self.echo(f"  {name:<11} {where}  metrics: {metrics}  log: {child.log_path}")
         except BaseException:
             self.stop()
             raise
@@ -324,6 +371,10 @@ class Stack:
         self.echo("Tabletop is up. In another terminal, try:")
         self.echo("  .venv/bin/tabletop play tic_tac_toe --bots 1")
         self.echo("  .venv/bin/tabletop play dice_forge --bots 3")
+        self.echo(
+            f"Logs: {self.data_dir / 'logs'} (JSON lines; each rotated past "
+            f"{self.s.log_max_bytes // (1024 * 1024)} MiB, {self.s.log_keep} kept)."
+        )
         self.echo("Ctrl-C stops everything.")
         code = 0
         try:
@@ -337,6 +388,7 @@ class Stack:
                     self.echo("stopping the stack rather than running half-broken")
                     code = 1
                     break
+                self.rotate_logs()
                 time.sleep(0.5)
         except KeyboardInterrupt:
             self.echo("\nstopping ...")

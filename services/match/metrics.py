@@ -41,3 +41,20 @@ FACTS_RELAYED = Counter(
     "tabletop_match_finished_facts_relayed_total",
     "MatchFinished facts the relay published because the write path had not",
 )
+
+# Set by the periodic scan (services.match.observer); the same cluster-wide
+# figure on every replica: aggregate with max.
+ACTIVE = Gauge("tabletop_match_active", "Matches in progress, by game", ["game"])
+STALLED = Gauge(
+    "tabletop_match_stalled",
+    "Active matches with no commit for longer than TABLETOP_MATCH_STALL_AFTER_S",
+    ["game"],
+)
+IDLE_MAX = Gauge(
+    "tabletop_match_idle_seconds_max",
+    "The longest time since the last commit among the active matches, by game",
+    ["game"],
+)
+SCANNED_AT = Gauge(
+    "tabletop_match_scan_timestamp_seconds", "When the last active-match scan finished"
+)

@@ -21,7 +21,14 @@ import msgspec
 from engine_core.decider import Game, fold, start
 from engine_core.errors import MalformedMove
 from engine_core.registry import Registry, default_registry
-from services.common.codecs import codec_for, decode_state, encode_state, peek_state_game
+from services.common.codecs import (
+    codec_for,
+    decode_move,
+    decode_options,
+    decode_state,
+    encode_state,
+    peek_state_game,
+)
 from services.match.model import Commit, Decision, Projection
 
 
@@ -134,13 +141,13 @@ class InProcessRules:
     # ------------------------------------------------------------------ port
     async def setup(self, game: str, players: int, options: str, entropy: bytes) -> Decision:
         g = self.registry.get(game)
-        opts = codec_for(g).decode_options(options.encode() if options else b"{}")
+        opts = decode_options(g, options.encode() if options else b"{}")
         state, events = start(g, players, opts, entropy)
         return self._decision(g, state, events)
 
     async def decide(self, state: bytes, seat: int, move: str, entropy: bytes) -> Decision:
         game, s = self._open(state)
-        m = codec_for(game).decode_move(move.encode())
+        m = decode_move(game, move.encode())
         events = game.decide(s, seat, m, entropy)
         return self._decision(game, fold(game, events, s), events)
 

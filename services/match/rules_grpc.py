@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import grpc
 
+from services.common.auth import ServiceToken
 from services.match.model import Decision
 from services.match.ports import RulesUnavailable
 from services.rules.client import Played, RulesClient, RulesError
@@ -32,8 +33,13 @@ def _decision(played: Played) -> Decision:
 
 
 class GrpcRules:
-    def __init__(self, target: str, *, timeout_s: float = 2.0) -> None:
-        self.client = RulesClient(target, timeout=timeout_s)
+    def __init__(
+        self, target: str, *, timeout_s: float = 2.0, token: ServiceToken | None = None
+    ) -> None:
+        """``token``: sent with every call (a rules service may require one)."""
+        self.client = RulesClient(
+            target, timeout=timeout_s, metadata=token.metadata if token is not None else None
+        )
 
     async def close(self) -> None:
         await self.client.close()

@@ -18,12 +18,15 @@ import redis.asyncio as redis
 from nats.aio.client import Client as NATS
 from prometheus_client import start_http_server
 
-from services.common.auth import Tokens
+from engine_core.registry import default_registry
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
+from services.match.observer import MatchObserver
 from services.match.ports import InProcessRules, RulesClient
 from services.match.relay import FinishedRelay
 from services.match.servicer import AuthServicer, MatchServicer
@@ -32,6 +35,9 @@ from services.match.store import JetStreamStore, StreamConfig, ensure_streams
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
+
+RULES_CALLER = "service:match"
+"""The subject of the match service's token to the rules service."""
 
 SERVICE_NAMES = (
     match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -45,7 +51,14 @@ def make_rules(settings: MatchSettings) -> RulesClient:
         return InProcessRules()
     from services.match.rules_grpc import GrpcRules
 
-    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s)
+    # A service token with every call, for a rules service that requires one
+    # (TABLETOP_RULES_REQUIRE_SERVICE_TOKEN): whenever this replica can sign.
+    token = None
+    if settings.auth.can_sign:
+        token = ServiceToken(Tokens(settings.auth), RULES_CALLER)
+    else:
+        log.info("rules_calls_without_token", hint="no key to sign a service token here")
+    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s, token=token)
 
 
 class MatchServer:
@@ -63,6 +76,7 @@ class MatchServer:
         self.relay: FinishedRelay | None = None
         self._relay_stop = asyncio.Event()
         self._relay_task: asyncio.Task[None] | None = None
+        self.observer: MatchObserver | None = None
 
     @property
     def address(self) -> str:
@@ -74,7 +88,7 @@ class MatchServer:
         if s.auth.uses_dev_secret:
             log.warning("dev_jwt_secret", hint="set TABLETOP_JWT_SECRET outside local development")
         self._nc = await nats.connect(
-            s.nats_url,
+            nats_servers(s.nats_url),
             name="tabletop-match",
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
@@ -134,6 +148,14 @@ class MatchServer:
         )
         self.port = await server.start()
         self.grpc = server
+        self.observer = MatchObserver(
+            index,
+            self.app.store,
+            stall_after_s=s.stall_after_s,
+            scan_s=s.scan_s,
+            games=default_registry().names(),
+        )
+        self.observer.start()
         if s.metrics_port >= 0:
             metrics_server, _thread = start_http_server(
                 s.metrics_port, addr=s.host.strip("[]") or "0.0.0.0"
@@ -152,6 +174,8 @@ class MatchServer:
     async def stop(self, grace: float | None = None) -> None:
         """Graceful: NOT_SERVING, finish calls within ``grace``, flush, close."""
         grace = self.settings.grace_s if grace is None else grace
+        if self.observer is not None:
+            await self.observer.stop()
         if self.grpc is not None:
             await self.grpc.stop(grace)
         if self._metrics is not None:

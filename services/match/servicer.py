@@ -1,6 +1,7 @@
 """The gRPC face of the match application: proto in, one call, proto out.
 
-Every call authenticates its bearer token first (``GuestLogin`` excepted).
+Every call authenticates its bearer token first (``GuestLogin`` excepted;
+``RefreshToken`` also takes a recently expired one).
 Errors are raised as they are: the server's ``ErrorInterceptor`` turns them
 into statuses with ``ErrorInfo`` details, and ``LoggingInterceptor`` writes
 one line per call with the fields bound here (player, game, match, seat,
@@ -9,10 +10,13 @@ version, outcome).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from engine_core.types import Outcome
-from services.common.auth import Principal, Tokens, is_bot
+from services.common.auth import Principal, Tokens, bearer_token, is_bot
+from services.common.codecs import check_json
+from services.common.errors import InvalidArgument
 from services.common.logging import bind
 from services.match.app import CommitView, MatchApp, MoveResult
 from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, MatchOptions, rfc3339
@@ -23,11 +27,30 @@ _STATUS = {
     STATUS_ACTIVE: match_pb2.MATCH_STATUS_ACTIVE,
     STATUS_FINISHED: match_pb2.MATCH_STATUS_FINISHED,
 }
+MAX_JSON_BYTES = 64 * 1024
+REPLAY_MIN_SPEED = 0.1
+"""Slowest replay pace (a tenth of real time: pauses are at most 2 s / 0.1 = 20 s)."""
+REPLAY_MAX_SPEED = 1000.0
+
 _STATUS_FILTER = {
     match_pb2.MATCH_STATUS_UNSPECIFIED: None,
     match_pb2.MATCH_STATUS_ACTIVE: STATUS_ACTIVE,
     match_pb2.MATCH_STATUS_FINISHED: STATUS_FINISHED,
 }
+
+
+def replay_speed(speed: float) -> float:
+    """``speed`` if it is 0 (as fast as possible) or within the replay range."""
+    if speed == 0:
+        return 0.0
+    if not (math.isfinite(speed) and REPLAY_MIN_SPEED <= speed <= REPLAY_MAX_SPEED):
+        raise InvalidArgument(
+            "bad_speed",
+            f"speed is 0 (as fast as possible) or {REPLAY_MIN_SPEED}..{REPLAY_MAX_SPEED}",
+            min=str(REPLAY_MIN_SPEED),
+            max=str(REPLAY_MAX_SPEED),
+        )
+    return speed
 
 
 def outcome_pb(outcome: Outcome | None) -> common_pb2.Outcome | None:
@@ -70,7 +93,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             principal,
             game=request.game,
             players=list(request.players),
-            options=request.options_json,
+            options=check_json("options", request.options_json, MAX_JSON_BYTES),
             match_options=MatchOptions(public_replay=request.match_options.public_replay),
             idempotency_key=request.idempotency_key,
         )
@@ -83,7 +106,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         result: MoveResult = await self.app.submit(
             principal,
             request.match_id,
-            request.move_json,
+            check_json("move", request.move_json, MAX_JSON_BYTES),
             expected_version=request.expected_version
             if request.HasField("expected_version")
             else None,
@@ -143,7 +166,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             request.match_id,
             from_version=request.from_version,
             to_version=request.to_version if request.HasField("to_version") else None,
-            speed=request.speed,
+            speed=replay_speed(request.speed),
             include_view=request.include_view,
         ):
             yield commit_pb(c)
@@ -175,4 +198,11 @@ class AuthServicer(match_pb2_grpc.AuthServiceServicer):
         bind(player=player_id)
         return match_pb2.GuestLoginResponse(
             player_id=player_id, token=token, expires_at=rfc3339(expires * 1000)
+        )
+
+    async def RefreshToken(self, request: Any, context: Any) -> Any:
+        principal, token, expires = self.tokens.refresh(bearer_token(context.invocation_metadata()))
+        bind(player=principal.subject)
+        return match_pb2.RefreshTokenResponse(
+            player_id=principal.subject, token=token, expires_at=rfc3339(expires * 1000)
         )

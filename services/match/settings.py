@@ -5,7 +5,7 @@
 | TABLETOP_MATCH_HOST                   | 127.0.0.1                |
 | TABLETOP_MATCH_PORT                   | 0 (a free port)          |
 | TABLETOP_MATCH_METRICS_PORT           | -1 (off; 0 = a free port)|
-| TABLETOP_NATS_URL                     | nats://127.0.0.1:4222    |
+| TABLETOP_NATS_URL (comma-separated ok) | nats://127.0.0.1:4222    |
 | TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
 | TABLETOP_RULES_ADDR                   | "" (rules in process)    |
 | TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
@@ -20,6 +20,8 @@
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
+| TABLETOP_MATCH_SCAN_S                 | 30 (active/stalled scan; 0 = off) |
+| TABLETOP_MATCH_STALL_AFTER_S          | 600 (no commit for this long: stalled) |
 | TABLETOP_JWT_*                        | see services.common.auth |
 """
 
@@ -59,6 +61,8 @@ class MatchSettings:
     players_may_create: bool = True
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
+    scan_s: float = 30.0
+    stall_after_s: float = 600.0
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -95,6 +99,8 @@ class MatchSettings:
             max_connection_age_s=get(
                 "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
             ),
+            scan_s=get("TABLETOP_MATCH_SCAN_S", d.scan_s, float),
+            stall_after_s=get("TABLETOP_MATCH_STALL_AFTER_S", d.stall_after_s, float),
             auth=AuthSettings.from_env(env),
         )
 

@@ -20,7 +20,7 @@ import structlog
 
 from engine_core.errors import EngineError, GameOver, IllegalMove
 from engine_core.types import Outcome
-from services.common.auth import Principal, is_bot
+from services.common.auth import MAX_PLAYER_ID_CHARS, Principal, is_bot, valid_player_id
 from services.common.errors import InvalidArgument, PermissionDenied, ServiceError
 from services.match import metrics
 from services.match.base import MAX_KEY_LENGTH, MAX_MOVE_BYTES, MAX_PLAYERS_IDS
@@ -82,8 +82,14 @@ class Writes(Projections):
             raise PermissionDenied("service_only", "only services may create matches")
         if not players or len(players) > MAX_PLAYERS_IDS:
             raise BadRequest(f"a match needs 1..{MAX_PLAYERS_IDS} players", "bad_players")
-        if any(not p or len(p) > 200 for p in players):
-            raise BadRequest("player ids must be 1..200 characters", "bad_players")
+        for i, p in enumerate(players):
+            if not valid_player_id(p):  # the ticket's (one of them) was bad: say which
+                raise InvalidArgument(
+                    "bad_players",
+                    f"player ids must be 1..{MAX_PLAYER_ID_CHARS} printable characters",
+                    index=str(i),
+                    player=p,
+                )
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         entropy = os.urandom(32)

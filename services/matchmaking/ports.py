@@ -15,11 +15,14 @@ class CreatedMatch:
 class MatchCreationFailed(Exception):
     """The match service refused (``transient=False``: counts against the
     tickets) or could not be reached (``transient=True``: the tickets go back
-    as they were and the matchmaker backs off)."""
+    as they were and the matchmaker backs off). ``player``: the player the
+    refusal was about, when the match service named one (then only that
+    player's ticket is to blame, and the others go back to the queue)."""
 
-    def __init__(self, message: str, *, transient: bool = False) -> None:
+    def __init__(self, message: str, *, transient: bool = False, player: str = "") -> None:
         super().__init__(message)
         self.transient = transient
+        self.player = player
 
 
 class MatchCreator(Protocol):

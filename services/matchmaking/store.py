@@ -33,6 +33,14 @@ EXPIRED = "expired"
 FINAL_STATES = frozenset({MATCHED, CANCELLED, EXPIRED})
 
 
+class PartyTokenUsed(Exception):
+    """A party token of the new ticket was already presented once."""
+
+    def __init__(self, jti: str) -> None:
+        self.jti = jti
+        super().__init__(f"party token {jti} was already used")
+
+
 class PlayerAlreadyQueued(Exception):
     """A player of the new ticket is already searching with another ticket."""
 
@@ -173,7 +181,16 @@ class TicketStore:
         self._release = client.register_script(lua.RELEASE)
 
     # ------------------------------------------------------------ tickets
-    async def enqueue(self, t: NewTicket, *, at_ms: int | None = None) -> str:
+    async def enqueue(
+        self,
+        t: NewTicket,
+        *,
+        at_ms: int | None = None,
+        consents: Sequence[str] = (),
+        consent_ttl_ms: int = 600_000,
+    ) -> str:
+        """A new searching ticket; ``consents`` are the ids of the party tokens
+        presented, each usable once (``PartyTokenUsed``)."""
         s = self.settings
         ticket_id = uuid.uuid4().hex
         created = now_ms() if at_ms is None else at_ms
@@ -208,10 +225,14 @@ class TicketStore:
                 json.dumps(list(t.players)),
                 json.dumps(queues),
                 json.dumps(flat),
+                json.dumps(list(consents)),
+                consent_ttl_ms,
             ],
         )
         if int(res[0]) == 0:
             raise PlayerAlreadyQueued(_s(res[1]), _s(res[2]))
+        if int(res[0]) == 2:
+            raise PartyTokenUsed(_s(res[1]))
         return ticket_id
 
     async def get(self, ticket_id: str) -> TicketRecord | None:
@@ -322,9 +343,12 @@ class TicketStore:
             )
         )
 
-    async def release(self, token: str, ticket_ids: Sequence[str], *, count: bool = True) -> int:
+    async def release(
+        self, token: str, ticket_ids: Sequence[str], *, count: bool = True, at_once: bool = False
+    ) -> int:
         """Put claimed tickets back; ``count`` a failure against each (ending
-        those that reached ``max_create_failures``)."""
+        those that reached ``max_create_failures``; ``at_once``: ending them
+        now, the refusal named them)."""
         if not ticket_ids:
             return 0
         s = self.settings
@@ -334,7 +358,7 @@ class TicketStore:
                 args=[
                     token,
                     json.dumps(list(ticket_ids)),
-                    s.max_create_failures if count else 0,
+                    (1 if at_once else s.max_create_failures) if count else 0,
                     int(s.result_ttl_s * 1000),
                 ],
             )

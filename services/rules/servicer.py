@@ -18,7 +18,8 @@ from engine_core.notation import move_text
 from engine_core.registry import Registry, default_registry
 from engine_core.types import Outcome
 from services.common.codecs import (
-    codec_for,
+    check_json,
+    decode_events,
     decode_move,
     decode_options,
     decode_state,
@@ -94,12 +95,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return game, decode_state(game, data)
 
     def _json(self, what: str, text: str) -> str:
-        limit = self.settings.max_json_bytes
-        if len(text) > limit or len(text.encode()) > limit:  # chars first: cheap
-            raise InvalidArgument(
-                "json_too_large", f"the {what} JSON exceeds {limit} bytes", limit=str(limit)
-            )
-        return text
+        """``text`` within the size limit and ``MAX_JSON_DEPTH`` (INVALID_ARGUMENT
+        ``json_too_large`` / ``json_too_deep`` beyond)."""
+        return check_json(what, text, self.settings.max_json_bytes)  # type: ignore[return-value]
 
     def _entropy(self, data: bytes) -> bytes:
         if len(data) > self.settings.max_entropy_bytes:
@@ -246,17 +244,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         else:
             game, state = self._game(request.game), None
         bind(events=len(request.events))
-        decoder = codec_for(game).event_json
-        events = []
-        for i, text in enumerate(request.events):
-            try:
-                events.append(decoder.decode(text))
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                raise InvalidArgument(
-                    "malformed_event",
-                    f"event {i} is not an event of {game.name}: {e}",
-                    index=str(i),
-                ) from None
+        events = decode_events(game, request.events)
         if state is None and not events:
             raise InvalidArgument("nothing_to_fold", "neither a state nor events were sent")
         await self._before_work(context)

@@ -53,6 +53,10 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
     stack = Stack(settings, echo=lines.append)
     stack.start()
     try:
+        for name, port in zip(
+            ("rules", "match", "matchmaking", "bots"), settings.metrics_ports, strict=True
+        ):
+            assert any(f"{name} " in x and f":{port}/metrics" in x for x in lines), lines
         played = []
         for game in default_registry():
             result = cli(

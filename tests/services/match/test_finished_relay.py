@@ -5,6 +5,7 @@ the ratings consumer rates the match once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -45,7 +46,7 @@ def spawn_crashing(settings) -> tuple[subprocess.Popen, str]:
     while "listening on" not in line:
         line = proc.stdout.readline()
         assert line, "the service exited before listening"
-    return proc, line.rsplit(" ", 1)[1].strip()
+    return proc, json.loads(line)["address"]
 
 
 async def facts_on(nats_url: str, match_id: str) -> int:

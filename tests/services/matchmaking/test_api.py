@@ -33,8 +33,18 @@ async def matchmaker(api, settings, creator=None):
         await task
 
 
+async def party_token(api, member: str, leader: str, game: str = TTT) -> str:
+    res = await api.stub.JoinParty(
+        pb.JoinPartyRequest(leader=leader, game=game), metadata=auth(member)
+    )
+    return res.party_token
+
+
 async def enqueue(api, player: str, **kw) -> str:
+    """Enqueue ``player``; each member of ``party`` consents first (JoinParty)."""
     kw.setdefault("game", TTT)
+    if kw.get("party") and "party_tokens" not in kw:
+        kw["party_tokens"] = [await party_token(api, m, player, kw["game"]) for m in kw["party"]]
     res = await api.stub.Enqueue(pb.EnqueueRequest(**kw), metadata=auth(player))
     return res.ticket_id
 
