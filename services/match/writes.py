@@ -52,7 +52,6 @@ from services.match.model import (
 )
 from services.match.ports import AppendConflict
 from services.match.projections import Projections
-from services.match.store import FINISHED_HEADERS
 
 log = structlog.get_logger("tabletop.match")
 
@@ -277,7 +276,6 @@ class Writes(Projections):
                     commit,
                     p.seq,
                     f"{match_id}:{digest}",
-                    headers=FINISHED_HEADERS if decision.outcome is not None else None,
                     unknown=unknown,
                 )
             except AppendConflict:
@@ -351,17 +349,18 @@ class Writes(Projections):
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
-        """Publish ``MatchFinished`` (deduplicated by its message id) and
-        mark the match finished in the index."""
+        """Publish ``MatchFinished`` (stored once, whoever publishes it: see
+        ``relay``) and mark the match finished in the index."""
         try:
-            await publish_finished(
+            published = await publish_finished(
                 self.store.js,
                 self.config.results_prefix,
                 self.config.results_stream,
                 finished_fact(meta, commit),
             )
             await self.index.record(meta, STATUS_FINISHED)
-            metrics.MATCHES_FINISHED.inc()
+            if published:  # counted once over every replica and the relay
+                metrics.MATCHES_FINISHED.inc()
         except Exception:
             log.exception("match_finished_not_published", match=meta.match_id)
 
