@@ -2,7 +2,8 @@
 
 tabletop up                          the whole stack on this machine (make run)
 tabletop games                       the games, player counts and options
-tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too)
+tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too;
+                                     --clock 30s / 5m+3s: a turn clock)
 tabletop queue GAME                  wait in matchmaking, with a live status line
 tabletop watch MATCH                 follow a match as a spectator
 tabletop replay MATCH [--speed X]    re-stream a match from its events
@@ -31,6 +32,7 @@ from engine_core.notation import move_text
 from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng
 from engine_core.testing import playout
+from services.cli.clock import check_clock_spec, print_clocks, wait_counting_down
 from services.cli.connect import NotRunning, Session
 from services.common.errors import error_info
 from tabletop.match.v1 import match_pb2
@@ -168,13 +170,24 @@ def _option_names(schema: dict[str, Any]) -> list[str]:
 
 
 async def find_match(
-    s: Session, game: str, players: int, options: str, bots: bool, *, status_line: bool = True
+    s: Session,
+    game: str,
+    players: int,
+    options: str,
+    bots: bool,
+    *,
+    status_line: bool = True,
+    time_control: str = "",
 ) -> tuple[str, int]:
     """Queue for a match and wait until matchmaking seats us."""
     try:
         ticket = await s.matchmaking.Enqueue(
             matchmaking_pb2.EnqueueRequest(
-                game=game, player_counts=[players], options_json=options, allow_bots=bots
+                game=game,
+                player_counts=[players],
+                options_json=options,
+                allow_bots=bots,
+                time_control=time_control,
             ),
             metadata=s.metadata,
             timeout=5,
@@ -241,9 +254,10 @@ async def play_match(
         if m.status == FINISHED:
             return m
         if seat not in m.awaiting:
-            if not quiet:
-                console.print(f"[dim]waiting for seat(s) {list(m.awaiting)} ...[/]")
-            await next_commit(s, match_id, m.version)
+            if quiet:
+                await next_commit(s, match_id, m.version)
+            else:
+                await wait_counting_down(console, m, seat, next_commit(s, match_id, m.version))
             continue
         moves = decode_moves(game, list(m.legal_moves_json))
         if not moves:
@@ -256,6 +270,7 @@ async def play_match(
             else:
                 move = rng.choice(moves)
         else:
+            print_clocks(console, m, seat)
             move = ask_move(moves)
         try:
             reply = await s.match.SubmitMove(
@@ -311,6 +326,13 @@ def resolve_game(name: str) -> Any:
         raise CliError(str(e)) from None
 
 
+def clock_spec(args: argparse.Namespace) -> str:
+    try:
+        return check_clock_spec(args.clock)
+    except ValueError as e:
+        raise CliError(f"--clock: {e}") from None
+
+
 async def cmd_play(args: argparse.Namespace) -> int:
     game = resolve_game(args.game)
     players = args.players or (args.bots + 1 if args.bots else game.min_players)
@@ -320,7 +342,10 @@ async def cmd_play(args: argparse.Namespace) -> int:
     try:
         me = await s.login(args.name)
         console.print(f"signed in as [bold]{me}[/]")
-        match_id, seat = await find_match(s, game.name, players, args.options, True)
+        clock = clock_spec(args)
+        match_id, seat = await find_match(
+            s, game.name, players, args.options, True, time_control=clock
+        )
         console.print(f"match [bold]{match_id}[/], you are seat {seat}")
         final = await play_match(s, game, match_id, seat, auto=args.auto, quiet=args.quiet)
         print_outcome(final, seat)
@@ -494,6 +519,12 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--auto", action="store_true", help="a bot plays your seat too")
     play.add_argument("--quiet", action="store_true", help="print only the result")
     play.add_argument("--name", default="", help="your display name")
+    play.add_argument(
+        "--clock",
+        default="",
+        help="turn clock: none, default (the game's), 30s (per move), 5m+3s (Fischer), "
+        "then delay=2s timeouts=3 then=bot|forfeit (default: the matchmaker's)",
+    )
     play.set_defaults(func=cmd_play)
 
     q = sub.add_parser("queue", help="wait in matchmaking for a match")

@@ -30,6 +30,7 @@ Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
 import sys
@@ -161,6 +162,24 @@ def announce(event: str, message: str, **fields: Any) -> None:
     the log line ``event`` with the text in ``message``, JSON like every
     other line in files."""
     structlog.get_logger().info(event, message=message, **fields)
+
+
+def listening_address(line: str) -> str | None:
+    """The address in a service's ``listening`` start-up line (JSON, or the
+    console's ``listening on <address>``), or None for any other line."""
+    line = line.strip()
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        if isinstance(record, dict) and record.get("event") == "listening":
+            address = record.get("address")
+            return address if isinstance(address, str) else None
+        return None
+    if "listening on " in line:
+        return line.rsplit(" ", 1)[1]
+    return None
 
 
 def get_logger(name: str | None = None, **initial: Any) -> Any:

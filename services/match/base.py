@@ -14,14 +14,17 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.common.auth import Principal
 from services.match.errors import OutcomeUnknown, Unavailable
 from services.match.index import MatchIndex
-from services.match.model import Commit, MatchMeta, Projection
+from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
 from services.match.store import AppendOutcomeUnknown, JetStreamStore, StoreUnavailable
+
+if TYPE_CHECKING:
+    from services.match.timers import TimerSchedule
 
 T = TypeVar("T")
 
@@ -50,8 +53,10 @@ class AppBase:
         cache: ProjectionCache,
         index: MatchIndex,
         config: AppConfig | None = None,
+        timers: TimerSchedule | None = None,
     ) -> None:
         self.rules = rules
+        self.timers = timers
         self.store = store
         self.cache = cache
         self.index = index
@@ -113,6 +118,9 @@ class AppBase:
             ) from None
         except StoreUnavailable as e:
             raise Unavailable("store_unavailable", str(e)) from None
+
+    async def _arm(self, match_id: str, version: int, clocks: Clocks | None) -> None:
+        """Schedule the turn timer after a commit (see ``timers.Timeouts``)."""
 
     def _cache_later(self, match_id: str, write: Callable[[], Awaitable[Any]]) -> None:
         """A cache write after the answer, in order per match: each waits for

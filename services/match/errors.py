@@ -21,6 +21,7 @@ __all__ = [
     "MatchNotFound",
     "OutcomeUnknown",
     "StaleVersion",
+    "TimeExpired",
     "TooMuchContention",
     "Unavailable",
 ]
@@ -57,6 +58,19 @@ class TooMuchContention(Aborted):
     def __init__(self, message: str, current: int) -> None:
         super().__init__("too_much_contention", message, current_version=str(current))
         self.current = current
+
+
+class TimeExpired(FailedPrecondition):
+    """The seat's turn clock ran out before its move arrived: the server plays
+    for it (FAILED_PRECONDITION ``time_expired``)."""
+
+    def __init__(self, seat: int, current: int) -> None:
+        super().__init__(
+            "time_expired",
+            f"seat {seat}'s time ran out before the move arrived; the server moves for it",
+            seat=str(seat),
+            current_version=str(current),
+        )
 
 
 class IdempotencyKeyReused(FailedPrecondition):

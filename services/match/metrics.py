@@ -37,6 +37,26 @@ PROJECTION_LOOKUPS = Counter(
     "Projections loaded, by where they were found (memory, redis, stream)",
     ["source"],
 )
+TIMEOUTS = Counter(
+    "tabletop_match_timeouts_total",
+    "Turn clocks that ran out, by what the server did "
+    "(default_move, bot, forfeit, lost_race: the player moved first, refused)",
+    ["result"],
+)
+TIMER_LATENESS = Histogram(
+    "tabletop_match_timer_lateness_seconds",
+    "How long after its deadline a timeout was handled",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+TIMERS_NOT_ARMED = Counter(
+    "tabletop_match_timers_not_armed_total",
+    "Commits whose timer could not be scheduled (the reconciler fires them)",
+)
+TIMERS_RECONCILED = Counter(
+    "tabletop_match_timers_reconciled_total",
+    "Deadlines the reconciler fired (overdue) or scheduled again (start-up)",
+    ["action"],
+)
 FACTS_RELAYED = Counter(
     "tabletop_match_finished_facts_relayed_total",
     "MatchFinished facts the relay published because the write path had not",

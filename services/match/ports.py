@@ -29,6 +29,7 @@ from services.common.codecs import (
     encode_state,
     peek_state_game,
 )
+from services.common.standin import stand_in_move
 from services.match.model import Commit, Decision, Projection
 
 
@@ -51,6 +52,12 @@ class RulesClient(Protocol):
 
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         """Every move ``seat`` may make now, as JSON."""
+        ...
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        """The move the server makes for ``seat`` (JSON): the game's default
+        move (``bot=""``: its clock ran out), or ``bot``'s choice (a seat
+        handed over)."""
         ...
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
@@ -166,6 +173,10 @@ class InProcessRules:
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         game, s = self._open(state)
         return tuple(_json.encode(m).decode() for m in game.legal_moves(s, seat))
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        game, s = self._open(state)
+        return _json.encode(stand_in_move(game, s, seat, bot, entropy)).decode()
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         game, s = self._open(state)

@@ -1,7 +1,7 @@
 """``RulesClient`` over the rules service (``services.rules.client``).
 
 One call per port method: ``setup`` -> NewGame, ``decide`` -> ApplyMove,
-``evolve`` -> Fold, ``view`` -> View. Every call has the client's deadline.
+``evolve`` -> Fold, ``view`` -> View, ``default_move`` -> DefaultMove. Every call has the client's deadline.
 A rules service that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED) is
 ``RulesUnavailable``; its rejections (malformed move, illegal move, unknown
 game...) pass through with their status and reason.
@@ -70,6 +70,12 @@ class GrpcRules:
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         try:
             return (await self.client.legal_moves("", state, seat)).moves
+        except RulesError as e:
+            raise self._down(e) from None
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        try:
+            return await self.client.default_move("", state, seat, bot=bot, entropy=entropy)
         except RulesError as e:
             raise self._down(e) from None
 

@@ -1,7 +1,7 @@
 """Assembles and runs the match service: NATS, Redis, rules, gRPC.
 
 ``MatchServer(settings).start()`` connects to everything, makes sure the
-streams exist, and serves ``MatchService``, ``AuthService``, standard health
+streams exist, runs the turn timers (fire consumer and reconciler), and serves ``MatchService``, ``AuthService``, standard health
 checking and reflection. ``stop()`` turns health to NOT_SERVING, lets calls
 finish within the grace period, writes the pending cache updates, and closes
 the connections.
@@ -32,6 +32,7 @@ from services.match.relay import FinishedRelay
 from services.match.servicer import AuthServicer, MatchServicer
 from services.match.settings import MatchSettings
 from services.match.store import JetStreamStore, StreamConfig, ensure_streams
+from services.match.timers import TimerConfig, TimerSchedule
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
@@ -73,6 +74,8 @@ class MatchServer:
         self.grpc: GrpcServer | None = None
         self.metrics_port: int | None = None
         self._metrics: Any = None
+        self._timers_stop = asyncio.Event()
+        self._timers_task: asyncio.Task[None] | None = None
         self.relay: FinishedRelay | None = None
         self._relay_stop = asyncio.Event()
         self._relay_task: asyncio.Task[None] | None = None
@@ -105,6 +108,18 @@ class MatchServer:
         index = MatchIndex(js, s.index_bucket, s.stream_replicas)
         await index.open()
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        timers = TimerSchedule(
+            js,
+            TimerConfig(
+                stream=s.timer_stream,
+                bucket=s.clocks_bucket,
+                replicas=s.stream_replicas,
+                ack_wait_s=s.timer_ack_wait_s,
+                reconcile_s=s.timer_reconcile_s,
+                grace_s=s.timer_grace_s,
+            ),
+        )
+        await timers.open()
         store = JetStreamStore(js, config, timeout_s=s.store_timeout_s, nc=self._nc)
         self.app = MatchApp(
             rules=self.rules,
@@ -118,6 +133,7 @@ class MatchServer:
                 allow_player_create=s.players_may_create,
                 results_stream=s.results_stream,
             ),
+            timers=timers,
         )
         if s.relay_finished:
             self.relay = FinishedRelay(
@@ -156,6 +172,8 @@ class MatchServer:
             games=default_registry().names(),
         )
         self.observer.start()
+        if s.timers:
+            self._timers_task = asyncio.create_task(self.app.run_timers(self._timers_stop))
         if s.metrics_port >= 0:
             metrics_server, _thread = start_http_server(
                 s.metrics_port, addr=s.host.strip("[]") or "0.0.0.0"
@@ -178,6 +196,13 @@ class MatchServer:
             await self.observer.stop()
         if self.grpc is not None:
             await self.grpc.stop(grace)
+        if self._timers_task is not None:
+            self._timers_stop.set()
+            try:
+                await asyncio.wait_for(self._timers_task, timeout=max(grace, 2.0))
+            except (TimeoutError, Exception):
+                self._timers_task.cancel()
+            self._timers_task = None
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics = None

@@ -19,7 +19,21 @@ from services.common.codecs import check_json
 from services.common.errors import InvalidArgument
 from services.common.logging import bind
 from services.match.app import CommitView, MatchApp, MoveResult
-from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, MatchOptions, rfc3339
+from services.match.model import (
+    ON_MAX_BOT,
+    ON_MAX_FORFEIT,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    TC_FISCHER,
+    TC_GAME_DEFAULT,
+    TC_NONE,
+    TC_PER_MOVE,
+    Clocks,
+    MatchOptions,
+    TimeControl,
+    now_ms,
+    rfc3339,
+)
 from tabletop.common.v1 import common_pb2
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -61,6 +75,77 @@ def outcome_pb(outcome: Outcome | None) -> common_pb2.Outcome | None:
     )
 
 
+_TC = match_pb2.TimeControl
+_KIND_IN = {
+    _TC.KIND_UNSPECIFIED: TC_NONE,
+    _TC.KIND_NONE: TC_NONE,
+    _TC.KIND_PER_MOVE: TC_PER_MOVE,
+    _TC.KIND_FISCHER: TC_FISCHER,
+    _TC.KIND_GAME_DEFAULT: TC_GAME_DEFAULT,
+}
+_KIND_OUT = {v: k for k, v in _KIND_IN.items() if k != _TC.KIND_UNSPECIFIED}
+_ON_MAX_IN = {
+    _TC.ON_MAX_TIMEOUTS_UNSPECIFIED: ON_MAX_BOT,
+    _TC.ON_MAX_TIMEOUTS_BOT: ON_MAX_BOT,
+    _TC.ON_MAX_TIMEOUTS_FORFEIT: ON_MAX_FORFEIT,
+}
+_ON_MAX_OUT = {ON_MAX_BOT: _TC.ON_MAX_TIMEOUTS_BOT, ON_MAX_FORFEIT: _TC.ON_MAX_TIMEOUTS_FORFEIT}
+
+
+def time_control_in(pb: Any) -> TimeControl:
+    """The proto's time control as the model's (checked by the application;
+    an unknown enum number becomes a kind the check refuses)."""
+    return TimeControl(
+        kind=_KIND_IN.get(pb.kind, f"unknown({pb.kind})"),
+        per_move_ms=pb.per_move_ms,
+        initial_ms=pb.initial_ms,
+        increment_ms=pb.increment_ms,
+        delay_ms=pb.delay_ms,
+        max_timeouts=pb.max_timeouts,
+        on_max_timeouts=_ON_MAX_IN.get(pb.on_max_timeouts, f"unknown({pb.on_max_timeouts})"),
+        bot=pb.bot,
+    )
+
+
+def time_control_pb(tc: TimeControl | None) -> Any:
+    if tc is None:
+        return None
+    return match_pb2.TimeControl(
+        kind=_KIND_OUT[tc.kind],
+        per_move_ms=tc.per_move_ms,
+        initial_ms=tc.initial_ms,
+        increment_ms=tc.increment_ms,
+        delay_ms=tc.delay_ms,
+        max_timeouts=tc.max_timeouts,
+        on_max_timeouts=_ON_MAX_OUT[tc.on_max_timeouts],
+        bot=tc.bot,
+    )
+
+
+def clocks_pb(clocks: Clocks | None) -> list[Any]:
+    if clocks is None:
+        return []
+    out = []
+    for s, deadline in enumerate(clocks.deadlines):
+        pb = match_pb2.SeatClock(
+            seat=s,
+            deadline=rfc3339(deadline) if deadline else "",
+            timeouts=clocks.timeouts[s] if clocks.timeouts else 0,
+            taken_over=bool(clocks.taken_over and clocks.taken_over[s]),
+        )
+        if clocks.remaining:
+            pb.remaining_ms = clocks.remaining[s]
+        out.append(pb)
+    return out
+
+
+def match_options_pb(options: MatchOptions) -> Any:
+    return match_pb2.MatchOptions(
+        public_replay=options.public_replay,
+        time_control=time_control_pb(options.time_control),
+    )
+
+
 def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
     msg = match_pb2.MatchCommit(
         version=c.version,
@@ -70,6 +155,9 @@ def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
         outcome=outcome_pb(c.outcome),
         committed_at=c.committed_at,
         move_json=c.move,
+        clocks=clocks_pb(c.clocks),
+        timeout=c.timeout,
+        forfeit=c.forfeit,
     )
     if c.seat is not None:
         msg.seat = c.seat
@@ -94,7 +182,12 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             game=request.game,
             players=list(request.players),
             options=check_json("options", request.options_json, MAX_JSON_BYTES),
-            match_options=MatchOptions(public_replay=request.match_options.public_replay),
+            match_options=MatchOptions(
+                public_replay=request.match_options.public_replay,
+                time_control=time_control_in(request.match_options.time_control)
+                if request.match_options.HasField("time_control")
+                else None,
+            ),
             idempotency_key=request.idempotency_key,
         )
         bind(match=match_id)
@@ -120,6 +213,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             events_json=list(result.events),
             status=_STATUS[result.status],
             outcome=outcome_pb(result.outcome),
+            clocks=clocks_pb(result.clocks),
         )
 
     async def GetMatch(self, request: Any, context: Any) -> Any:
@@ -141,9 +235,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             view_json=mv.view,
             awaiting=list(p.awaiting),
             outcome=outcome_pb(p.outcome),
-            match_options=match_pb2.MatchOptions(public_replay=p.meta.match_options.public_replay),
+            match_options=match_options_pb(p.meta.match_options),
             created_at=rfc3339(p.meta.created_ms),
             legal_moves_json=list(mv.legal_moves),
+            clocks=clocks_pb(p.clocks),
+            server_time=rfc3339(now_ms()),
         )
         if mv.your_seat is not None:
             reply.your_seat = mv.your_seat

@@ -22,6 +22,12 @@
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
 | TABLETOP_MATCH_SCAN_S                 | 30 (active/stalled scan; 0 = off) |
 | TABLETOP_MATCH_STALL_AFTER_S          | 600 (no commit for this long: stalled) |
+| TABLETOP_MATCH_TIMERS                 | 1 (run the turn timers)  |
+| TABLETOP_MATCH_TIMER_STREAM           | TIMERS                   |
+| TABLETOP_MATCH_CLOCKS_BUCKET          | MATCH_CLOCKS             |
+| TABLETOP_MATCH_TIMER_ACK_WAIT_S       | 10 (a fire's redelivery) |
+| TABLETOP_MATCH_TIMER_RECONCILE_S      | 5                        |
+| TABLETOP_MATCH_TIMER_GRACE_S          | 2 (overdue before fired) |
 | TABLETOP_JWT_*                        | see services.common.auth |
 """
 
@@ -63,6 +69,12 @@ class MatchSettings:
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
     scan_s: float = 30.0
     stall_after_s: float = 600.0
+    timers: bool = True
+    timer_stream: str = "TIMERS"
+    clocks_bucket: str = "MATCH_CLOCKS"
+    timer_ack_wait_s: float = 10.0
+    timer_reconcile_s: float = 5.0
+    timer_grace_s: float = 2.0
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -101,6 +113,12 @@ class MatchSettings:
             ),
             scan_s=get("TABLETOP_MATCH_SCAN_S", d.scan_s, float),
             stall_after_s=get("TABLETOP_MATCH_STALL_AFTER_S", d.stall_after_s, float),
+            timers=get("TABLETOP_MATCH_TIMERS", d.timers, _flag),
+            timer_stream=get("TABLETOP_MATCH_TIMER_STREAM", d.timer_stream),
+            clocks_bucket=get("TABLETOP_MATCH_CLOCKS_BUCKET", d.clocks_bucket),
+            timer_ack_wait_s=get("TABLETOP_MATCH_TIMER_ACK_WAIT_S", d.timer_ack_wait_s, float),
+            timer_reconcile_s=get("TABLETOP_MATCH_TIMER_RECONCILE_S", d.timer_reconcile_s, float),
+            timer_grace_s=get("TABLETOP_MATCH_TIMER_GRACE_S", d.timer_grace_s, float),
             auth=AuthSettings.from_env(env),
         )
 

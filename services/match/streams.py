@@ -12,7 +12,14 @@ from services.common.auth import Principal
 from services.match import metrics
 from services.match.base import REPLAY_MAX_PAUSE_S
 from services.match.errors import BadRequest
-from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, Projection
+from services.match.model import (
+    KIND_FORFEIT,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    Clocks,
+    Commit,
+    Projection,
+)
 from services.match.projections import Projections
 
 
@@ -28,6 +35,9 @@ class CommitView:
     outcome: Outcome | None
     committed_at: str
     move: str
+    clocks: Clocks | None = None
+    timeout: bool = False
+    forfeit: bool = False
 
 
 class Streams(Projections):
@@ -140,4 +150,7 @@ class Streams(Projections):
             outcome=c.outcome,
             committed_at=c.committed_at,
             move=c.move if full or (seat is not None and seat == c.seat) else "",
+            clocks=c.clocks,
+            timeout=c.timeout,
+            forfeit=c.kind == KIND_FORFEIT,
         )

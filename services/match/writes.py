@@ -16,13 +16,15 @@ import os
 import time
 from dataclasses import dataclass
 
+import msgspec
 import structlog
 
 from engine_core.errors import EngineError, GameOver, IllegalMove
 from engine_core.types import Outcome
 from services.common.auth import MAX_PLAYER_ID_CHARS, Principal, is_bot, valid_player_id
 from services.common.errors import InvalidArgument, PermissionDenied, ServiceError
-from services.match import metrics
+from services.common.standin import known_bot
+from services.match import clocks, metrics
 from services.match.base import MAX_KEY_LENGTH, MAX_MOVE_BYTES, MAX_PLAYERS_IDS
 from services.match.errors import (
     BadRequest,
@@ -30,6 +32,7 @@ from services.match.errors import (
     MatchExists,
     OutcomeUnknown,
     StaleVersion,
+    TimeExpired,
     TooMuchContention,
     Unavailable,
 )
@@ -39,6 +42,7 @@ from services.match.model import (
     KIND_MOVE,
     STATUS_ACTIVE,
     STATUS_FINISHED,
+    Clocks,
     Commit,
     Decision,
     MatchMeta,
@@ -64,6 +68,7 @@ class MoveResult:
     events: tuple[str, ...]
     status: str
     outcome: Outcome | None
+    clocks: Clocks | None = None
 
 
 class Writes(Projections):
@@ -91,6 +96,7 @@ class Writes(Projections):
                 )
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
+        match_options = self._match_options(game, match_options)
         entropy = os.urandom(32)
         try:
             decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
@@ -108,22 +114,24 @@ class Writes(Projections):
         )
         seed = f"{principal.subject}\0{idempotency_key}".encode() if idempotency_key else None
         match_id = new_match_id(seed)
+        time_ms = now_ms()
         commit = Commit(
             version=0,
             kind=KIND_CREATED,
-            time_ms=now_ms(),
+            time_ms=time_ms,
             entropy=entropy,
             events=decision.events,
             redacted=decision.redacted,
             rules_version=decision.rules_version,
             awaiting=decision.awaiting,
             outcome=decision.outcome,
+            clocks=clocks.start(match_options.clock, len(players), decision.awaiting, time_ms),
             key=key,
             request=request,
             game=game,
             players=tuple(players),
             options=options,
-            match_options=match_options or MatchOptions(),
+            match_options=match_options,
             creator=principal.subject,
         )
         try:
@@ -156,9 +164,12 @@ class Writes(Projections):
             awaiting=decision.awaiting,
             outcome=decision.outcome,
             keys={},
+            time_ms=time_ms,
+            clocks=commit.clocks,
         )
         self._remember(projection)
         self._cache_later(match_id, lambda: self.cache.put(projection))
+        await self._arm(match_id, 0, commit.clocks)
         try:
             await self.index.record(meta, STATUS_ACTIVE)
         except Exception:  # the match exists; only ListMatches misses it
@@ -200,14 +211,16 @@ class Writes(Projections):
         expected_version: int | None,
         idempotency_key: str,
         seat: int | None,
+        timeout: bool = False,
     ) -> MoveResult:
+        """``timeout``: the server moves for ``seat`` (its clock ran out)."""
         if len(move) > MAX_MOVE_BYTES:
             raise BadRequest("move too large", "move_too_large")
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         p = await self.load(match_id)
         hint = seat
-        seat = self._mover_seat(principal, p, hint)
+        seat = seat if timeout and seat is not None else self._mover_seat(principal, p, hint)
         generated = not idempotency_key
         key = idempotency_key or os.urandom(16).hex()
         digest = key_digest(match_id, principal.subject, key)
@@ -237,6 +250,14 @@ class Writes(Projections):
                 )
             if p.outcome is not None:  # the last commit: ``p`` is the head
                 raise GameOver(message="the game is over")
+            time_ms = max(now_ms(), p.time_ms)
+            if not (timeout or clocks.in_time(p.clocks, seat, time_ms)):
+                # a deadline of a stale projection: check against the head first
+                if not current:
+                    current = True
+                    p = await self._head(p)
+                    continue
+                raise TimeExpired(seat, p.version)
             entropy = os.urandom(32)
             try:
                 decision = await self._rules(self.rules.decide(p.state, seat, move, entropy))
@@ -254,20 +275,25 @@ class Writes(Projections):
                     raise
                 p = head
                 continue
+            tc = p.meta.match_options.clock
             commit = Commit(
                 version=p.version + 1,
                 kind=KIND_MOVE,
-                time_ms=now_ms(),
+                time_ms=time_ms,
                 entropy=entropy,
                 events=decision.events,
                 redacted=decision.redacted,
                 rules_version=decision.rules_version,
                 awaiting=decision.awaiting,
                 outcome=decision.outcome,
+                clocks=clocks.advance(
+                    tc, p.clocks, p.time_ms, seat, decision.awaiting, time_ms, timeout=timeout
+                ),
                 seat=seat,
                 player=principal.subject,
                 move=move,
                 key=digest,
+                timeout=timeout,
                 request=request,
             )
             try:
@@ -314,11 +340,15 @@ class Writes(Projections):
             awaiting=decision.awaiting,
             outcome=decision.outcome,
             keys={**p.keys, digest: seq},
+            time_ms=commit.time_ms,
+            clocks=commit.clocks,
         )
         self._remember(new)
         self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
+        else:
+            await self._arm(new.meta.match_id, commit.version, commit.clocks)
         assert commit.seat is not None
         return MoveResult(
             match_id=p.meta.match_id,
@@ -327,6 +357,7 @@ class Writes(Projections):
             events=commit.visible_events(commit.seat),
             status=STATUS_FINISHED if commit.outcome is not None else STATUS_ACTIVE,
             outcome=commit.outcome,
+            clocks=commit.clocks,
         )
 
     async def _answer(self, meta: MatchMeta, c: Commit, request: str) -> MoveResult:
@@ -346,6 +377,7 @@ class Writes(Projections):
             events=c.visible_events(c.seat),
             status=STATUS_FINISHED if c.outcome is not None else STATUS_ACTIVE,
             outcome=c.outcome,
+            clocks=c.clocks,
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
@@ -363,6 +395,15 @@ class Writes(Projections):
                 metrics.MATCHES_FINISHED.inc()
         except Exception:
             log.exception("match_finished_not_published", match=meta.match_id)
+
+    def _match_options(self, game: str, options: MatchOptions | None) -> MatchOptions:
+        """The match options with a sound time control, the game's default
+        filled in (``InvalidArgument("bad_time_control")`` otherwise)."""
+        options = options or MatchOptions()
+        if options.time_control is None:
+            return options
+        tc = clocks.validate(options.time_control, known_bot)
+        return msgspec.structs.replace(options, time_control=clocks.resolve(tc, game))
 
     def _mover_seat(self, principal: Principal, p: Projection, hint: int | None) -> int:
         players = p.meta.players

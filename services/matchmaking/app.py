@@ -18,6 +18,8 @@ from engine_core.errors import EngineError
 from engine_core.registry import Registry, UnknownGame
 from services.common.auth import MAX_PLAYER_ID_CHARS, Tokens, valid_player_id
 from services.common.codecs import check_json, decode_options
+from services.match.clocks import format_spec
+from services.match.clocks import parse as parse_time_control
 from services.matchmaking import metrics
 from services.matchmaking.errors import AlreadyQueued, BadRequest, Conflict, Forbidden, NotFound
 from services.matchmaking.ratings import PlayerRating, Ratings
@@ -153,9 +155,13 @@ class Matchmaking:
         party: Sequence[str],
         allow_bots: bool,
         party_tokens: Sequence[str] = (),
+        *,
+        time_control: str = "",
     ) -> str:
         g = self._game(game)
         consents: list[str] = []
+        # canonical text form, so equal clocks share a queue
+        clock = format_spec(parse_time_control(time_control)) if time_control.strip() else ""
         if caller.is_service:
             players = list(party)
             if not players:
@@ -191,7 +197,7 @@ class Matchmaking:
         rating = sum(r.mu for r in rated) / len(rated)
         try:
             tid = await self.store.enqueue(
-                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating),
+                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating, clock),
                 consents=consents,
                 consent_ttl_ms=int((self.settings.party_token_ttl_s + 60) * 1000),
             )

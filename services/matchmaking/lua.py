@@ -141,7 +141,7 @@ return out
 # KEYS[1]: the queue the groups were read from.
 # ARGV: now ms, claim token, groups json ([[member, ...], ...]).
 # Claims each group whole or not at all. Answers json
-# {"ok": [1/0 per group], "tickets": {id: [players json, options json]}} with
+# {"ok": [1/0 per group], "tickets": {id: [players json, options json, clock]}} with
 # what match creation needs of every claimed ticket.
 CLAIM = """
 local now = tonumber(ARGV[1])
@@ -165,11 +165,11 @@ for gi, group in ipairs(cjson.decode(ARGV[3])) do
     for _, m in ipairs(group) do
       local key = 'mm:t:' .. string.match(m, '^[^|]+')
       redis.call('HSET', key, 'state', 'claimed', 'claim', ARGV[2])
-      local f = redis.call('HMGET', key, 'queues', 'players', 'opts')
+      local f = redis.call('HMGET', key, 'queues', 'players', 'opts', 'tc')
       for _, q in ipairs(cjson.decode(f[1])) do
         redis.call('ZREM', q, m)
       end
-      info[string.match(m, '^[^|]+')] = {f[2], f[3] or ''}
+      info[string.match(m, '^[^|]+')] = {f[2], f[3] or '', f[4] or ''}
       any = true
     end
   end

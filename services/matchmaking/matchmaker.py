@@ -186,9 +186,9 @@ class Matchmaker:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
         owner: dict[str, str] = {}
-        options_json = ""
+        options_json = time_control = ""
         for rec in tickets:
-            options_json = rec.options_json
+            options_json, time_control = rec.options_json, rec.time_control
             for p in rec.players:
                 players.append(p)
                 owner[p] = rec.ticket_id
@@ -198,7 +198,11 @@ class Matchmaker:
         async with self._sem:
             try:
                 created = await self.creator.create_match(
-                    game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}"
+                    game,
+                    order,
+                    options_json,
+                    key=f"{token}:{group.tickets[0].ticket_id}",
+                    time_control=time_control,
                 )
             except MatchCreationFailed as e:
                 log.warning(

@@ -27,8 +27,15 @@ class MatchCreationFailed(Exception):
 
 class MatchCreator(Protocol):
     async def create_match(
-        self, game: str, players: list[str], options_json: str, *, key: str = ""
+        self,
+        game: str,
+        players: list[str],
+        options_json: str,
+        *,
+        key: str = "",
+        time_control: str = "",
     ) -> CreatedMatch:
         """Create a match with ``players`` in seat order. ``key`` is an
-        idempotency key: the same key never makes two matches."""
+        idempotency key: the same key never makes two matches.
+        ``time_control``: the turn clock's text form ("" = the default)."""
         ...

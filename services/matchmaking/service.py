@@ -90,6 +90,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 list(request.party),
                 request.allow_bots,
                 list(request.party_tokens),
+                time_control=request.time_control,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)

@@ -58,6 +58,11 @@ class MatchmakingSettings:
     claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
     max_create_failures: int = 5  # a ticket whose matches are refused this often ends
     max_backoff_s: float = 5.0  # pause between rounds while the match service is down
+    # The turn clock of the matches made for tickets that ask for none, in
+    # the text form of ``services.match.clocks``: "none" (local play), "default"
+    # (each game's own: what a deployment sets), "30s", "5m+3s timeouts=3
+    # then=forfeit"...
+    time_control: str = "none"
 
     # Ratings.
     ratings_durable: str = "matchmaking-ratings"

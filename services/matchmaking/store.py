@@ -64,6 +64,15 @@ def options_key(options_json: str) -> str:
     return hashlib.sha1(canonical.encode()).hexdigest()[:12]
 
 
+def clock_options_key(options_json: str, time_control: str) -> str:
+    """The options hash, with the turn clock folded in when it is not the
+    matchmaker's default (tickets with other clocks never meet)."""
+    okey = options_key(options_json)
+    if not time_control:
+        return okey
+    return hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+
+
 def queue_key(game: str, opts_key: str, players: int) -> str:
     return f"mm:q:{game}:{opts_key}:{players}"
 
@@ -81,6 +90,7 @@ class NewTicket:
     options_json: str
     allow_bots: bool
     rating: float
+    time_control: str = ""  # the text form ("" = the matchmaker's setting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +111,7 @@ class TicketRecord:
     player_count: int = 0
     bots: int = 0
     ended_ms: int = 0  # Redis server time when the ticket ended
+    time_control: str = ""
 
     @classmethod
     def from_hash(cls, h: dict[str, str]) -> TicketRecord:
@@ -121,6 +132,7 @@ class TicketRecord:
             player_count=int(h.get("player_count") or 0),
             bots=int(h.get("nbots") or 0),
             ended_ms=int(h.get("ended_ms") or 0),
+            time_control=h.get("tc", ""),
         )
 
 
@@ -146,6 +158,7 @@ class ClaimedTicket:
     ticket_id: str
     players: tuple[str, ...]
     options_json: str
+    time_control: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +209,7 @@ class TicketStore:
         created = now_ms() if at_ms is None else at_ms
         expires = created + int(s.ticket_ttl_s * 1000)
         hash_ttl = int((s.ticket_ttl_s + s.claim_timeout_s + s.result_ttl_s) * 1000)
-        okey = options_key(t.options_json)
+        okey = clock_options_key(t.options_json, t.time_control)
         queues = [queue_key(t.game, okey, n) for n in sorted(set(t.player_counts))]
         member = f"{ticket_id}|{len(t.players)}|{created}|{int(t.allow_bots)}"
         fields = {
@@ -205,6 +218,7 @@ class TicketStore:
             "players": json.dumps(list(t.players)),
             "counts": ",".join(str(n) for n in sorted(set(t.player_counts))),
             "opts": t.options_json,
+            "tc": t.time_control,
             "bots": "1" if t.allow_bots else "0",
             "rating": repr(float(t.rating)),
             "created_ms": str(created),
@@ -315,7 +329,9 @@ class TicketStore:
             )
         )
         tickets = {
-            tid: ClaimedTicket(tid, tuple(json.loads(fields[0])), fields[1])
+            tid: ClaimedTicket(
+                tid, tuple(json.loads(fields[0])), fields[1], fields[2] if len(fields) > 2 else ""
+            )
             for tid, fields in res["tickets"].items()
             if tid != "_"  # cjson encodes an empty table as {}: the script adds "_"
         }

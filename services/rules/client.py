@@ -303,3 +303,20 @@ class RulesClient:
         request = rules_pb2.FoldRequest(game=game, state=state or b"", events=list(events))
         reply = await self._call(self.stub.Fold, request, timeout)
         return reply.state, GameStatus.from_pb(reply.status)
+
+    async def default_move(
+        self,
+        game: str,
+        state: bytes,
+        seat: int,
+        *,
+        bot: str = "",
+        entropy: bytes = b"",
+        timeout: float | None = None,
+    ) -> str:
+        """The move the server makes for ``seat`` (JSON): the game's default
+        move, or ``bot``'s choice."""
+        request = rules_pb2.DefaultMoveRequest(
+            game=game, state=state, seat=seat, bot=bot, entropy=entropy
+        )
+        return (await self._call(self.stub.DefaultMove, request, timeout)).move

@@ -29,6 +29,7 @@ from services.common.codecs import (
 )
 from services.common.errors import FailedPrecondition, InvalidArgument
 from services.common.logging import bind
+from services.common.standin import stand_in_move
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
@@ -235,6 +236,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     ) -> rules_pb2.OutcomeResponse:
         game, state = self._game_and_state(request.game, request.state)
         return rules_pb2.OutcomeResponse(status=self._status(game, state))
+
+    async def DefaultMove(
+        self, request: rules_pb2.DefaultMoveRequest, context: grpc.aio.ServicerContext
+    ) -> rules_pb2.DefaultMoveResponse:
+        bind(seat=request.seat, bot=request.bot or "default")
+        game, state = self._game_and_state(request.game, request.state)
+        seat = self._seat(game, state, request.seat)
+        entropy = self._entropy(request.entropy)
+        await self._before_work(context)
+        move = stand_in_move(game, state, seat, request.bot, entropy)
+        return rules_pb2.DefaultMoveResponse(move=to_json(move).decode())
 
     async def Fold(
         self, request: rules_pb2.FoldRequest, context: grpc.aio.ServicerContext

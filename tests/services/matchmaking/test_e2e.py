@@ -183,7 +183,9 @@ async def test_two_players_matched_play_and_their_ratings_move(
         stub = pb_grpc.MatchmakingServiceStub(ch)
         tickets = {
             p: (
-                await stub.Enqueue(pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth(p))
+                await stub.Enqueue(
+                    pb.EnqueueRequest(game="tic_tac_toe", time_control="20s"), metadata=auth(p)
+                )
             ).ticket_id
             for p in ("ann", "ben")
         }
@@ -201,6 +203,9 @@ async def test_two_players_matched_play_and_their_ratings_move(
             match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("ann")
         )
         ranks = {x.player: final.outcome.ranks[x.seat] for x in final.seats}
+        # the clock the tickets asked for
+        tc = final.match_options.time_control
+        assert tc.kind == match_pb2.TimeControl.KIND_PER_MOVE and tc.per_move_ms == 20_000
         await until(lambda: _seen(rclient, match_id))
         ratings = {
             p: await stub.GetRating(

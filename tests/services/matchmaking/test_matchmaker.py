@@ -110,7 +110,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     class Refusing:
         calls = 0
 
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             Refusing.calls += 1
             raise RuntimeError("match service down")
 
@@ -131,7 +131,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
 
 async def test_tickets_whose_matches_keep_failing_end(rclient, settings) -> None:
     class Refusing:
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             raise RuntimeError("refused")
 
     s = dataclasses.replace(settings, max_create_failures=3)
