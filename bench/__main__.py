@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import (
+    boardgameio,
     clocks,
     engine,
     faults,
@@ -80,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
     short = {"moves": 200, "seconds": 2.0} if quick else {}
     out["end_to_end"] = match_e2e.run(**short, remote_rules=True)
     out["end_to_end_rules_in_process"] = match_e2e.run(**short)
+    console.print(
+        "[bold]boardgame.io beside Tabletop[/] (tic-tac-toe, G games at once, a live feed per seat) ..."
+    )
+    if quick:
+        out["boardgameio"] = boardgameio.run(loops=(1, 10), seconds=1.5)
+    else:
+        out["boardgameio"] = boardgameio.run()
     console.print("[bold]replay[/] ...")
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
@@ -102,6 +110,14 @@ def main(argv: list[str] | None = None) -> int:
         "end_to_end_p99_over_floor_p99": e2e["p99_ms"] / fl["p99_ms"],
         "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
     }
+    peer = out["boardgameio"]
+    if "runs" in peer:
+        ratios["throughput_over_boardgameio"] = {
+            str(r["loops"]): r["throughput_over_boardgameio"] for r in peer["runs"]
+        }
+        ratios["server_cpu_over_boardgameio"] = {
+            str(r["loops"]): r["server_cpu_over_boardgameio"] for r in peer["runs"]
+        }
     out["ratios"] = ratios
     mm = out["matchmaking"]["pairing"]
     mm_seconds = mm["match_all_s"] * 10_000 / mm["tickets"]  # scaled in --quick runs
@@ -120,6 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         ),
         "idle_timer_p99_le_100ms": goal(out["clocks"]["accuracy_idle"]["late_p99_ms"], 100),
     }
+    if "runs" in peer:
+        out["goals"]["throughput_ge_1x_boardgameio"] = {
+            g: goal(v, 1.0, False) for g, v in ratios["throughput_over_boardgameio"].items()
+        }
+        out["goals"]["match_cpu_le_0.6ms_per_move"] = {
+            str(r["loops"]): goal(r["tabletop"]["cpu_ms_per_move"]["match"], 0.6)
+            for r in peer["runs"]
+        }
     out["seconds"] = time.perf_counter() - started
 
     table = Table(title="engine (random playouts)")
@@ -166,6 +190,36 @@ def main(argv: list[str] | None = None) -> int:
             f"p99 {e['sequential']['p99_ms']:.2f} ms; 64 matches at once: "
             f"{e['concurrent']['moves_per_s']:.0f} moves/s"
         )
+    if "runs" in peer:
+        table = Table(title="boardgame.io 0.50 (in memory) beside Tabletop (durable), same run")
+        for col in (
+            "G",
+            "bgio moves/s",
+            "ours moves/s",
+            "ours ÷ bgio",
+            "bgio p50/p99 ms",
+            "ours p50/p99 ms",
+            "bgio CPU ms/move",
+            "ours CPU ms/move (match, rules, nats, valkey)",
+        ):
+            table.add_column(col, justify="right")
+        for r in peer["runs"]:
+            b, t = r["boardgameio"], r["tabletop"]
+            c = t["cpu_ms_per_move"]
+            table.add_row(
+                str(r["loops"]),
+                f"{b['moves_per_s']:.0f}",
+                f"{t['moves_per_s']:.0f}",
+                f"{r['throughput_over_boardgameio']:.2f}",
+                f"{b['latency']['p50_ms']:.2f}/{b['latency']['p99_ms']:.2f}",
+                f"{t['latency']['p50_ms']:.2f}/{t['latency']['p99_ms']:.2f}",
+                f"{b['cpu_ms_per_move']['server']:.2f}",
+                f"{c['total_servers']:.2f} ({c['match']:.2f}, {c['rules']:.2f}, "
+                f"{c['nats']:.2f}, {c['valkey']:.2f})",
+            )
+        console.print(table)
+    else:
+        console.print(f"boardgame.io: skipped ({peer.get('skipped')})")
     rp = out["replay"]
     console.print(
         f"replay of {rp['commits']} commits: rebuild {rp['rebuild_commits_per_s']:.0f}/s, "

@@ -54,12 +54,19 @@ async function main() {
       await client.guestLogin({ name: "node-a" }),
       await client.guestLogin({ name: "node-b" }),
     ];
+    // A token is renewed with RefreshToken (the same player id, a new expiry).
+    const renewed = await client.refreshToken({}, MatchClient.bearer(players[0].token));
+    assert.equal(renewed.player_id, players[0].player_id);
+    assert.ok(Date.parse(renewed.expires_at) >= Date.parse(players[0].expires_at));
+    players[0] = { ...players[0], token: renewed.token };
     const meta = players.map((p) => MatchClient.bearer(p.token));
 
     // Rejections carry a reason a client can switch on.
     const anonymous = await rejection(client.getMatch({ match_id: "nope" }));
     assert.equal(anonymous.code, "UNAUTHENTICATED");
     rejections.anonymous = anonymous.info.reason;
+    const forged = await rejection(client.refreshToken({}, MatchClient.bearer("not.a.jwt")));
+    rejections.forged = forged.info.reason;
 
     const created = await client.createMatch(
       { game, players: players.map((p) => p.player_id), idempotency_key: "node-1" },

@@ -11,8 +11,8 @@ const protobuf = require("protobufjs");
 const PROTOS = path.resolve(__dirname, "..", "..", "protos");
 
 // proto3 `optional` fields (your_seat, seat, expected_version, after_version)
-// keep their presence: with `oneofs: true` an unset one is absent (undefined)
-// and a set one carries its value, 0 included.
+// keep their presence: an unset one is absent (undefined, even with
+// `defaults: true`) and a set one carries its value, 0 included.
 const LOADER_OPTIONS = {
   keepCase: true,
   longs: Number,
@@ -63,6 +63,7 @@ class MatchClient {
     this.auth = new match.AuthService(address, credentials);
     this.match = new match.MatchService(address, credentials);
     this.guestLogin = promisify(this.auth, "GuestLogin");
+    this.refreshToken = promisify(this.auth, "RefreshToken");
     for (const m of ["CreateMatch", "SubmitMove", "GetMatch", "ListMatches"]) {
       this[m[0].toLowerCase() + m.slice(1)] = promisify(this.match, m);
     }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import sys
 
@@ -11,6 +10,7 @@ from prometheus_client import start_http_server
 
 from services.bots.settings import BotSettings, env_name
 from services.bots.worker import BotWorker
+from services.common import eventloop
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import announce, configure_logging
 
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     configure_logging(service="bots")
-    asyncio.run(_main(BotSettings.from_env()))
+    eventloop.run(_main(BotSettings.from_env()))
     return 0
 
 

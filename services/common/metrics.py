@@ -59,16 +59,23 @@ def methods_of(service_names: Iterable[str]) -> list[str]:
 
 
 class _Method:
-    """The label children of one method, resolved once."""
+    """The label children of one method, resolved once, and the last handler
+    wrapped for it."""
 
-    __slots__ = ("by_code", "in_flight", "method", "service")
+    __slots__ = ("by_code", "handler", "in_flight", "method", "service", "skip", "wrapped")
 
     def __init__(self, full: str) -> None:
         service, _, method = full.lstrip("/").rpartition("/")
         self.service = service
         self.method = method
-        self.by_code: dict[str, Any] = {"OK": RPC_SECONDS.labels(service, method, "OK")}
-        self.in_flight = IN_FLIGHT.labels(service, method)
+        self.skip = full.startswith(_SKIPPED)
+        self.by_code: dict[str, Any] = {}
+        self.in_flight: Any = None
+        if not self.skip:
+            self.by_code["OK"] = RPC_SECONDS.labels(service, method, "OK")
+            self.in_flight = IN_FLIGHT.labels(service, method)
+        self.handler: Any = None
+        self.wrapped: Any = None
 
     def observe(self, code: str, seconds: float) -> None:
         child = self.by_code.get(code)
@@ -84,7 +91,6 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self) -> None:
         self._methods: dict[str, _Method] = {}
-        self._wrapped: dict[str, tuple[Any, Any]] = {}
 
     def prepare(self, methods: Iterable[str]) -> None:
         """Create the series of these methods now (status OK, zero calls)."""
@@ -106,14 +112,20 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return handler
         full = handler_call_details.method
-        cached = self._wrapped.get(full)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        if full.startswith(_SKIPPED):
+        m = self._methods.get(full) or self._method(full)
+        if m.skip:
             return handler
-        m = self._method(full)
-        wrapped = wrap_handler(handler, lambda behavior, streaming: _timed(behavior, streaming, m))
-        self._wrapped[full] = (handler, wrapped)
+        if m.handler is handler:
+            return m.wrapped
+        if handler.unary_unary is not None:
+            wrapped = handler._replace(unary_unary=_timed(handler.unary_unary, False, m))
+        elif handler.unary_stream is not None:
+            wrapped = handler._replace(unary_stream=_timed(handler.unary_stream, True, m))
+        else:
+            wrapped = wrap_handler(
+                handler, lambda behavior, streaming: _timed(behavior, streaming, m)
+            )
+        m.handler, m.wrapped = handler, wrapped
         return wrapped
 
 

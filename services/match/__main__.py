@@ -5,9 +5,9 @@ message ``listening on <host>:<port>`` once it serves; SIGTERM or SIGINT stops i
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
+from services.common import eventloop
 from services.common.logging import announce, configure_logging
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     configure_logging(service="match")
-    asyncio.run(serve(MatchSettings.from_env()))
+    eventloop.run(serve(MatchSettings.from_env()))
     return 0
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from services.common.auth import Principal
 from services.match.errors import OutcomeUnknown, Unavailable
+from services.match.feeds import Feeds
 from services.match.index import MatchIndex
 from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
@@ -61,6 +62,7 @@ class AppBase:
         self.cache = cache
         self.index = index
         self.config = config or AppConfig()
+        self.feeds = Feeds(store)
         self._hot: OrderedDict[str, Projection] = OrderedDict()
         self._background: set[asyncio.Task[Any]] = set()
         self._writes: dict[str, asyncio.Task[Any]] = {}

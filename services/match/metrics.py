@@ -30,8 +30,13 @@ MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
 MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
 WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")
 WATCHERS_CONNECTED = Gauge(
-    "tabletop_match_watchers_connected", "WatchMatch streams open now in this process"
+    "tabletop_match_watchers_connected",
+    "WatchMatch streams open now in this process, by who watches: a seated "
+    "player, a bot (the bot worker follows each of its matches until it ends, "
+    "so a match a person left keeps its bot watching), a service, a spectator",
+    ["viewer"],
 )
+WATCHING = {v: WATCHERS_CONNECTED.labels(v) for v in ("player", "bot", "service", "spectator")}
 PROJECTION_LOOKUPS = Counter(
     "tabletop_match_projection_lookups_total",
     "Projections loaded, by where they were found (memory, redis, stream)",

@@ -8,10 +8,10 @@ port; the bound ports are printed on one line.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import dataclasses
 import sys
 
+from services.common import eventloop
 from services.common.logging import announce, configure_logging
 from services.matchmaking.server import MatchmakingProcess
 from services.matchmaking.settings import MatchmakingSettings, env_name
@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     configure_logging(service="matchmaking")
-    asyncio.run(_main(MatchmakingSettings.from_env()))
+    eventloop.run(_main(MatchmakingSettings.from_env()))
     return 0
 
 

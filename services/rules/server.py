@@ -11,7 +11,6 @@ dies, and forwards SIGTERM/SIGINT so each worker drains gracefully.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import multiprocessing
 import os
@@ -23,6 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from services.common import eventloop
 from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.grpcserver import GrpcServer
@@ -83,7 +83,7 @@ def _worker_main(settings: RulesSettings, index: int, ready: Any) -> None:
     from structlog.contextvars import bind_contextvars
 
     bind_contextvars(worker=index)
-    asyncio.run(serve(settings, reuse_port=True, on_listening=ready.put))
+    eventloop.run(serve(settings, reuse_port=True, on_listening=ready.put))
 
 
 def _reserve_port(host: str, port: int) -> socket.socket:
@@ -203,7 +203,7 @@ def run(settings: RulesSettings) -> int:
 
         metrics = start_metrics(settings)
         try:
-            asyncio.run(serve(settings, on_listening=listening))
+            eventloop.run(serve(settings, on_listening=listening))
         finally:
             if metrics is not None:
                 metrics.shutdown()

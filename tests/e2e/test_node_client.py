@@ -12,6 +12,7 @@ Skipped, saying why, when ``node`` or ``npm`` is not on the machine; under
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from services.cli.stack import Stack, StackSettings
+from services.common.auth import DEV_SECRET
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(600)
@@ -49,19 +51,21 @@ def node_modules(npm: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     prefix = cache / "tabletop" / "node" / digest
     stamp = prefix / ".installed"
-    if not stamp.exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(CLIENT / name, prefix / name)
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
-        stamp.touch()
+    prefix.mkdir(parents=True, exist_ok=True)
+    with open(prefix / ".lock", "w") as lock:  # two test runs at once install once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stamp.exists():
+            for name in ("package.json", "package-lock.json"):
+                shutil.copyfile(CLIENT / name, prefix / name)
+            done = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(prefix)],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0, f"npm ci failed:\n{done.stdout}\n{done.stderr}"
+            stamp.touch()
     return prefix / "node_modules"
 
 
@@ -78,10 +82,17 @@ def metrics(port: int) -> dict[str, float]:
 def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> None:
     node, npm = _tools()
     modules = node_modules(npm)
-    settings = StackSettings.ephemeral(tmp_path / "data")
-    stack = Stack(settings, echo=lambda _line: None)
+    # The development secret, to see the stack warn of it on its console.
+    settings = StackSettings.ephemeral(tmp_path / "data", jwt_secret=DEV_SECRET)
+    console: list[str] = []
+    stack = Stack(settings, echo=console.append)
     stack.start()
     try:
+        assert any("WARNING" in x and "development secret" in x for x in console), console
+        match_log = [json.loads(x) for x in (stack.data_dir / "logs" / "match.log").open()]
+        assert {"event": "dev_jwt_secret", "level": "warning"}.items() <= next(
+            r for r in match_log if r["event"] == "dev_jwt_secret"
+        ).items()
         run = subprocess.run(
             [node, str(CLIENT / "play.js"), stack.endpoints()["match"], "dwarves_duel"],
             env={**os.environ, "NODE_PATH": str(modules)},
@@ -96,6 +107,7 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         assert result["outcome"]["ranks"], result
         assert result["rejections"] == {
             "anonymous": "missing_token",
+            "forged": "invalid_token",
             "missing": "match_not_found",
             "off_turn": "not_your_turn",
             "stale": "stale_version",
@@ -124,7 +136,11 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         wait_until(lambda: count("WatchMatch") == 2, what="WatchMatch count")
         wait_until(lambda: count("SubmitMove", "ABORTED") == 1, what="ABORTED count")
         deadline = time.monotonic() + 10
-        while metrics(match_port)["tabletop_match_watchers_connected"] != 0:
+        while any(
+            v != 0
+            for k, v in metrics(match_port).items()
+            if k.startswith("tabletop_match_watchers_connected")
+        ):
             assert time.monotonic() < deadline, "watchers_connected stays above 0"
             time.sleep(0.1)
     finally:

@@ -25,8 +25,8 @@ async def until(condition, timeout: float = 10.0) -> None:
         await asyncio.sleep(0.02)
 
 
-def connected() -> float:
-    return metrics.WATCHERS_CONNECTED._value.get()
+def connected(viewer: str = "player") -> float:
+    return metrics.WATCHING[viewer]._value.get()
 
 
 async def test_watchers_connected_returns_to_zero_when_every_client_has_gone(service) -> None:
@@ -154,3 +154,24 @@ async def test_active_and_stalled_matches_are_counted_by_game(start_service) -> 
     info = await index.js.stream_info(index.active_stream, subjects_filter="active.>")
     assert set(info.state.subjects or {}) == {f"active.{playing}", f"active.{ttt}"}
     assert info.state.messages == 2
+
+
+async def test_a_bot_watching_a_match_its_human_left_is_told_apart(start_service) -> None:
+    """Why ``watchers_connected`` read 2 after every person had gone: the bot
+    worker keeps watching each match it sits in until the match ends, and a
+    match whose human never plays (``tabletop queue``, then nothing) never
+    ends. The gauge says who watches, and the scan calls the match stalled."""
+    service = await start_service(scan_s=0)
+    ids = ["guest:h", "bot:greedy-1"]
+    human, bot = service.player(ids[0]), service.player(ids[1])
+    match_id = await human.create("tic_tac_toe", ids)
+    before = connected("bot")
+    watch = bot.watch(match_id)
+    await watch.read()
+    await until(lambda: connected("bot") == before + 1)
+    assert connected("player") == 0
+    later = int(time.time() * 1000) + 3600_000
+    found = await service.server.observer.scan(now_ms=later)
+    assert match_id in found.stalled_ids
+    watch.cancel()
+    await until(lambda: connected("bot") == before)
