@@ -23,6 +23,7 @@ from rich.table import Table
 
 from bench import (
     boardgameio,
+    bots,
     clocks,
     engine,
     faults,
@@ -61,6 +62,9 @@ def goal(value: float, limit: float, lower_is_better: bool = True) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
+    parser.add_argument(
+        "--bots-full", action="store_true", help="the bots section at its full size (long)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     console = Console(width=120)
@@ -96,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     out["clocks"] = clocks.run(quick=quick)
     console.print("[bold]faults[/] under load through two match replicas ...")
     out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
+    console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
+    out["bots"] = bots.run(full=args.bots_full, jobs=2)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]

@@ -10,6 +10,7 @@ tabletop replay MATCH [--speed X]    re-stream a match from its events
 tabletop matches [--player P]        matches of a player
 tabletop demo                        bots play every game through the stack
 tabletop local [GAME]                bots play in this process, no stack needed
+tabletop tournament create|register|start|show|watch|run   tournaments
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -27,7 +29,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from engine_core.bots import bot_for
+from engine_core.bots import LEVELS, bot_for, choose_from_view
 from engine_core.notation import move_text
 from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng
@@ -238,11 +240,11 @@ async def play_match(
     auto: bool,
     quiet: bool = False,
     on_move=None,
+    level: str = "greedy",
 ) -> match_pb2.GetMatchResponse:
     """Play our seat until the match is over; returns the final match."""
     rng = Rng(os.urandom(16))
-    bot = bot_for("greedy", game)
-    public = game.View is game.State
+    bot = bot_for(level, game, time_s=1.0, clock=time.monotonic)
     shown = -1
     while True:
         m = await s.match.GetMatch(
@@ -263,12 +265,9 @@ async def play_match(
         if not moves:
             await next_commit(s, match_id, m.version)
             continue
-        if auto:
-            if public:
-                state = game.codec().view_json.decode(m.view_json)
-                move = bot.choose(game, state, seat, rng)
-            else:
-                move = rng.choice(moves)
+        if auto:  # the bot decides on our view alone
+            view = game.codec().view_json.decode(m.view_json)
+            move = choose_from_view(bot, game, view, seat, rng)
         else:
             print_clocks(console, m, seat)
             move = ask_move(moves)
@@ -347,7 +346,9 @@ async def cmd_play(args: argparse.Namespace) -> int:
             s, game.name, players, args.options, True, time_control=clock
         )
         console.print(f"match [bold]{match_id}[/], you are seat {seat}")
-        final = await play_match(s, game, match_id, seat, auto=args.auto, quiet=args.quiet)
+        final = await play_match(
+            s, game, match_id, seat, auto=args.auto, quiet=args.quiet, level=args.level
+        )
         print_outcome(final, seat)
         return 0
     finally:
@@ -517,6 +518,12 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--bots", type=int, default=0, help="bot seats (default: the rest)")
     play.add_argument("--options", default="", help="the game's options as JSON")
     play.add_argument("--auto", action="store_true", help="a bot plays your seat too")
+    play.add_argument(
+        "--level",
+        default="greedy",
+        choices=LEVELS,
+        help="level of the --auto bot (bot seats: TABLETOP_MATCHMAKING_BOT_LEVEL)",
+    )
     play.add_argument("--quiet", action="store_true", help="print only the result")
     play.add_argument("--name", default="", help="your display name")
     play.add_argument(
@@ -558,8 +565,12 @@ def parser() -> argparse.ArgumentParser:
     lo.add_argument("game", nargs="?", help="game id (default: every game)")
     lo.add_argument("--players", type=int)
     lo.add_argument("--seed", type=int, default=1)
-    lo.add_argument("--bot", default="greedy", choices=["random", "greedy"])
+    lo.add_argument("--bot", default="greedy", choices=LEVELS)
     lo.set_defaults(func=cmd_local)
+
+    from services.cli import tournament
+
+    tournament.add_parser(sub)
     return p
 
 

@@ -54,6 +54,8 @@ class StackSettings:
     rules_port: int = 50051
     match_port: int = 50052
     matchmaking_port: int = 50053
+    tournaments_port: int = 50054
+    tournaments_metrics_port: int = 9105
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
     rules_workers: int = 0  # 0: one per core
@@ -76,6 +78,8 @@ class StackSettings:
             "rules_port": port("TABLETOP_RULES_PORT", 50051),
             "match_port": port("TABLETOP_MATCH_PORT", 50052),
             "matchmaking_port": port("TABLETOP_MATCHMAKING_PORT", 50053),
+            "tournaments_port": port("TABLETOP_TOURNAMENTS_PORT", 50054),
+            "tournaments_metrics_port": port("TABLETOP_TOURNAMENTS_METRICS_PORT", 9105),
             "metrics_ports": tuple(
                 port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
@@ -98,6 +102,8 @@ class StackSettings:
             "rules_port": free_port(),
             "match_port": free_port(),
             "matchmaking_port": free_port(),
+            "tournaments_port": free_port(),
+            "tournaments_metrics_port": free_port(),
             "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
             "rules_workers": 1,
         }
@@ -239,6 +245,7 @@ class Stack:
             "rules": f"{h}:{self.s.rules_port}",
             "match": f"{h}:{self.s.match_port}",
             "matchmaking": f"{h}:{self.s.matchmaking_port}",
+            "tournaments": f"{h}:{self.s.tournaments_port}",
             "nats": self.nats_url,
             "redis": self.redis_url,
         }
@@ -250,6 +257,7 @@ class Stack:
             "TABLETOP_MATCH_ADDR": e["match"],
             "TABLETOP_MATCHMAKING_ADDR": e["matchmaking"],
             "TABLETOP_RULES_ADDR": e["rules"],
+            "TABLETOP_TOURNAMENTS_ADDR": e["tournaments"],
         }
 
     def _env(self) -> dict[str, str]:
@@ -275,6 +283,9 @@ class Stack:
                 "TABLETOP_MATCHMAKING_METRICS_PORT": self._metrics(2),
                 "TABLETOP_RULES_METRICS_PORT": self._metrics(0),
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
+                "TABLETOP_TOURNAMENTS_HOST": h,
+                "TABLETOP_TOURNAMENTS_PORT": str(self.s.tournaments_port),
+                "TABLETOP_TOURNAMENTS_METRICS_PORT": str(self.s.tournaments_metrics_port),
             }
         )
         # On one machine people are scarce: offer bots after a short wait.
@@ -287,6 +298,7 @@ class Stack:
             ("match", "services.match", self.s.match_port),
             ("matchmaking", "services.matchmaking", self.s.matchmaking_port),
             ("bots", "services.bots", None),
+            ("tournaments", "services.tournaments", self.s.tournaments_port),
         ]
 
     # ------------------------------------------------------------ lifecycle

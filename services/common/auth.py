@@ -31,6 +31,8 @@ DEV_SECRET = "tabletop-dev-secret-change-me-0123456789"
 
 ROLE_PLAYER = "player"
 ROLE_SERVICE = "service"
+ROLE_ORGANISER = "organiser"  # may create and run tournaments; plays as a player
+_ROLES = (ROLE_PLAYER, ROLE_SERVICE, ROLE_ORGANISER)
 GUEST_PREFIX = "guest:"
 BOT_PREFIX = "bot:"
 MAX_PLAYER_ID_CHARS = 200
@@ -198,7 +200,7 @@ class Tokens:
             raise Unauthenticated("invalid_token", f"invalid token: {e}") from None
         subject = claims.get("sub")
         role = claims.get("role", ROLE_PLAYER)
-        if not isinstance(subject, str) or not subject or role not in (ROLE_PLAYER, ROLE_SERVICE):
+        if not isinstance(subject, str) or not subject or role not in _ROLES:
             raise Unauthenticated("invalid_token", "the token has a bad subject or role")
         return Principal(subject=subject, role=role, claims=claims)
 

@@ -68,24 +68,39 @@ async def ensure_streams(js: JetStreamContext, config: StreamConfig) -> None:
         (config.name, config.subject_prefix),
         (config.results_name, config.results_prefix),
     ):
-        cfg = api.StreamConfig(
-            name=name,
-            subjects=[f"{prefix}.*"],
-            storage=api.StorageType.FILE,
-            num_replicas=config.replicas,
-            duplicate_window=config.duplicate_window_s,
-            allow_direct=True,
-            retention=api.RetentionPolicy.LIMITS,
-            discard=api.DiscardPolicy.OLD,
-        )
-        try:
-            await js.add_stream(cfg)
-        except (BadRequestError, APIError) as e:
-            if e.err_code != ERR_STREAM_NAME_IN_USE:
-                raise
+        await ensure_stream(js, name, prefix, config.replicas, config.duplicate_window_s)
+
+
+async def ensure_stream(
+    js: JetStreamContext, name: str, prefix: str, replicas: int, duplicate_window_s: float
+) -> None:
+    """Create one stream of subjects ``<prefix>.*`` if it does not exist yet
+    (an existing stream is left as it is: its operator may have tuned it)."""
+    cfg = api.StreamConfig(
+        name=name,
+        subjects=[f"{prefix}.*"],
+        storage=api.StorageType.FILE,
+        num_replicas=replicas,
+        duplicate_window=duplicate_window_s,
+        allow_direct=True,
+        retention=api.RetentionPolicy.LIMITS,
+        discard=api.DiscardPolicy.OLD,
+    )
+    try:
+        await js.add_stream(cfg)
+    except (BadRequestError, APIError) as e:
+        if e.err_code != ERR_STREAM_NAME_IN_USE:
+            raise
 
 
 class JetStreamStore:
+    """Per-subject event streams on one JetStream stream. The codec of the
+    messages is ``encode``/``decode`` (match commits here; a subclass may
+    store other events the same way, e.g. tournaments)."""
+
+    encode = staticmethod(encode_commit)
+    decode = staticmethod(decode_commit)
+
     def __init__(
         self,
         js: JetStreamContext,
@@ -128,7 +143,7 @@ class JetStreamStore:
         try:
             ack = await self.js.publish(
                 self.subject(match_id),
-                encode_commit(commit),
+                self.encode(commit),
                 timeout=self.timeout_s,
                 stream=self.config.name,
                 headers=headers,
@@ -175,7 +190,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
-        return msg.seq, decode_commit(msg.data)
+        return msg.seq, self.decode(msg.data)
 
     async def commit_at(self, seq: int) -> Commit:
         """The commit at stream sequence ``seq`` (known to exist)."""
@@ -187,7 +202,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.data is not None
-        return decode_commit(msg.data)
+        return self.decode(msg.data)
 
     async def first(self, match_id: str) -> tuple[int, Commit] | None:
         """The creation commit."""
@@ -206,7 +221,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
-        return msg.seq, decode_commit(msg.data)
+        return msg.seq, self.decode(msg.data)
 
     async def seq_of_version(self, match_id: str, version: int, last_seq: int) -> int | None:
         """The stream sequence of the match's commit ``version`` (versions grow
@@ -260,7 +275,7 @@ class JetStreamStore:
                     if msg.seq > last:
                         return
                     seq = msg.seq
-                    yield seq, decode_commit(msg.data)
+                    yield seq, self.decode(msg.data)
                 return
         else:
             last = None
@@ -302,7 +317,7 @@ class JetStreamStore:
                 seq = msg.metadata.sequence.stream
                 if seq <= after_seq:
                     continue
-                yield seq, decode_commit(msg.data)
+                yield seq, self.decode(msg.data)
                 if last is not None and seq >= last:
                     return
         finally:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from engine_core.bots import LEVELS
 from services.matchmaking import metrics
 from services.matchmaking.pairing import Candidate, Group, form_groups
 from services.matchmaking.ports import MatchCreationFailed, MatchCreator
@@ -69,7 +70,9 @@ class Matchmaker:
         self.creator = creator
         self.settings = settings
         self.name = name or uuid.uuid4().hex[:8]
-        self.bot_kind = bot_kind
+        if bot_kind not in LEVELS:
+            raise ValueError(f"unknown bot level {bot_kind!r}; use one of {', '.join(LEVELS)}")
+        self.bot_kind = bot_kind  # bot seats are named bot:<level>-<n> (the worker reads it)
         self._sem = asyncio.Semaphore(settings.create_concurrency)
         self._rng = random.Random()
 

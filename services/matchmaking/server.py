@@ -82,7 +82,7 @@ class MatchmakingProcess:
                 client = GrpcMatchCreator.from_settings(s)
                 self._closers.append(client.close)
                 self.creator = client
-            self.matchmaker = Matchmaker(self.store, self.creator, s)
+            self.matchmaker = Matchmaker(self.store, self.creator, s, bot_kind=s.bot_level)
             self._tasks.append(asyncio.create_task(self.matchmaker.run(self._stop)))
         if s.run_ratings:
             self._nc = await nats.connect(nats_servers(s.nats_url), max_reconnect_attempts=-1)

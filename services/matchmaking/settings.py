@@ -54,6 +54,7 @@ class MatchmakingSettings:
     window_growth: float = 1.0  # added per second waited
     window_max: float = 50.0
     bot_fill_after_s: float = 20.0  # tickets allowing bots get bot-filled after this
+    bot_level: str = "greedy"  # bot seats are bot:<level>-<n>: random, greedy or search
     create_concurrency: int = 64  # CreateMatch calls in flight per matchmaker
     claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
     max_create_failures: int = 5  # a ticket whose matches are refused this often ends

@@ -14,7 +14,7 @@ import pytest
 
 from engine_core.bots import RandomBot
 from engine_core.registry import default_registry
-from services.bots.player import Identity, SeatPlayer
+from services.bots.player import Identity, SeatPlayer, level_of
 from services.bots.settings import BotSettings
 from services.bots.worker import GROUP, JOBS, BotWorker
 from services.common.auth import AuthSettings
@@ -166,6 +166,57 @@ async def test_the_worker_plays_a_game_with_hidden_information(
             assert worker.failed == 0
     finally:
         await worker.stop()
+
+
+async def test_the_worker_plays_each_seat_at_the_level_its_id_names(
+    settings, match_server, nats_url, rclient
+) -> None:
+    """A search bot (a tiny time budget, in the worker's thread pool) and a greedy
+    bot play a hidden-information game to its end from their views alone."""
+    bots = BotSettings(
+        redis_url=settings.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        search_time_s=0.002,
+        search_iterations=3,
+    )
+    worker = await BotWorker(bots).start()
+    try:
+        async with grpc.aio.insecure_channel(match_server.address) as mch:
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+            players = ["bot:search-1", "bot:greedy-2"]
+            created = await mstub.CreateMatch(
+                match_pb2.CreateMatchRequest(game="dwarves_duel", players=players),
+                metadata=service,
+            )
+            await rclient.xadd(
+                JOBS,
+                {
+                    "match_id": created.match_id,
+                    "game": "dwarves_duel",
+                    "bots": '{"bot:search-1": 0, "bot:greedy-2": 1}',
+                },
+            )
+
+            async def finished() -> bool:
+                m = await mstub.GetMatch(
+                    match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+                )
+                return m.status == match_pb2.MATCH_STATUS_FINISHED
+
+            await until(finished, timeout=120, every=0.2)
+            await until(lambda: _worker_done(worker))
+            assert worker.failed == 0
+    finally:
+        await worker.stop()
+
+
+def test_a_bot_id_names_its_level() -> None:
+    assert level_of("bot:search-1", "greedy") == "search"
+    assert level_of("bot:random-12", "greedy") == "random"
+    assert level_of("bot:a-1", "greedy") == "greedy"
+    assert level_of("bot:7", "search") == "search"
 
 
 async def _worker_done(worker: BotWorker) -> bool:

@@ -8,6 +8,8 @@ import random
 import time
 from collections import Counter
 
+import pytest
+
 from engine_core.registry import default_registry
 from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.matchmaker import Matchmaker
@@ -220,3 +222,22 @@ async def test_queue_gauges_are_labelled_by_game_and_player_count(rclient, setti
     assert stats.matches == 1
     await maker.run_once()
     assert gauge("dice_forge", 2) == 0 and gauge("dice_forge", 3) == 0
+
+
+async def test_bot_seats_are_named_after_the_configured_level(rclient, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.0, bot_level="search")
+    store = TicketStore(rclient, s)
+    now = int(time.time() * 1000)
+    ticket = await store.enqueue(
+        NewTicket("dwarves_duel", ("solo",), (2,), "", True, 25.0), at_ms=now - 1000
+    )
+    creator = InProcessMatchCreator()
+    await Matchmaker(store, creator, s, bot_kind=s.bot_level).run_once()
+    (t,) = await store.get_many([ticket])
+    _, players, _ = creator.matches[t.match_id]
+    assert sorted(players) == ["bot:search-1", "solo"]
+
+
+def test_an_unknown_bot_level_is_refused(settings) -> None:
+    with pytest.raises(ValueError, match="unknown bot level"):
+        Matchmaker(None, None, settings, bot_kind="expert")  # type: ignore[arg-type]
