@@ -133,6 +133,8 @@ class JetStreamStore:
             "Nats-Msg-Id": msg_id,
             **(extra_headers or {}),
         }
+        if commit.outcome is not None:  # whatever path ends a match (see relay.py)
+            headers.update(FINISHED_HEADERS)
         if self.nc is not None and not self.nc.is_connected:
             # nats-py would keep the message and send it once reconnected,
             # after its caller was told it timed out: refuse it now instead
