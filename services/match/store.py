@@ -133,7 +133,8 @@ class JetStreamStore:
             "Nats-Msg-Id": msg_id,
             **(extra_headers or {}),
         }
-        if commit.outcome is not None:  # whatever path ends a match (see relay.py)
+        if getattr(commit, "outcome", None) is not None:  # a match's end (see relay.py);
+            # the tournament service appends its own events through this store too
             headers.update(FINISHED_HEADERS)
         if self.nc is not None and not self.nc.is_connected:
             # nats-py would keep the message and send it once reconnected,

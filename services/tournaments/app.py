@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 import os
 import time
 from collections.abc import AsyncIterator
@@ -90,6 +91,10 @@ matches that ended inside it to arrive."""
 
 def race_end_ms(t: Tournament) -> int:
     return t.started_ms + int(t.options.race_seconds * 1000)
+
+
+MAX_CLOCK_S = 7 * 24 * 3600.0
+"""Longest clock setting accepted (a week): beyond it, or not finite, is bad_time_control."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +177,12 @@ class TournamentApp:
         if tc.kind not in TIME_CONTROL_KINDS:
             raise BadRequest(
                 "bad_time_control", f"time control kind is one of {', '.join(TIME_CONTROL_KINDS)}"
+            )
+        times = (tc.seconds, tc.increment, tc.delay)
+        if not all(math.isfinite(t) and 0 <= t <= MAX_CLOCK_S for t in times):
+            raise BadRequest(
+                "bad_time_control",
+                f"time control seconds, increment and delay are 0..{MAX_CLOCK_S}",
             )
         match_tc = match_time_control(tc)
         if match_tc is not None:  # the match service's own check, before anything is written
