@@ -202,9 +202,13 @@ class SearchBot:
             if key > best_key:
                 best, best_key = m, key
         pref = root.get(self._preferred) if self._preferred is not None else None
-        if best != self._preferred and pref is not None and pref[0] > 0:
-            if not _clearly_better(root[best], pref, self.switch_z):
-                best = self._preferred
+        if (
+            best != self._preferred
+            and pref is not None
+            and pref[0] > 0
+            and not _clearly_better(root[best], pref, self.switch_z)
+        ):
+            best = self._preferred
         return best
 
     # ------------------------------------------------------------- internals
