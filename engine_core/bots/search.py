@@ -31,6 +31,12 @@ Carlo Tree Search", IEEE TCIAIG 2012), over nothing but the engine contract:
   points, glory, Prestige, OP so far); without one every seat scores 1/2.
   That heuristic lives with the game's greedy bot, not in the contract.
 
+* **The greedy bot as prior**: its move is tried first at the root and
+  expanded first below it (other untried moves are valued ``fpu`` there); the
+  root move played is the most visited, and the greedy move is kept unless the
+  other's mean is better by ``switch_z`` standard errors. With a small budget
+  the bot plays like the greedy bot; it departs from it on evidence.
+
 **Budget.** ``iterations`` bounds the iterations of one decision. The engine
 has no clock, so a time budget is the caller's: pass ``time_s`` together with
 a ``clock`` (a callable returning seconds, e.g. ``time.monotonic``) and the
