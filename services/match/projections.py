@@ -99,6 +99,8 @@ class Projections(AppBase):
             awaiting=last.awaiting,
             outcome=last.outcome,
             keys=keys,
+            time_ms=last.time_ms,
+            clocks=last.clocks,
         )
 
     async def _write_forward(self, p: Projection, new_keys: dict[str, int]) -> None:

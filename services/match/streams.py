@@ -1,5 +1,9 @@
 """The streams: watch a match live (resuming after a version), replay it
-from its events at any speed."""
+from its events at any speed.
+
+Watchers of one match in this process share one JetStream subscription
+(``feeds.Feeds``): each commit is delivered and decoded once, then redacted
+here for each watcher's seat."""
 
 from __future__ import annotations
 
@@ -8,11 +12,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from engine_core.types import Outcome
-from services.common.auth import Principal
+from services.common.auth import Principal, is_bot
 from services.match import metrics
 from services.match.base import REPLAY_MAX_PAUSE_S
 from services.match.errors import BadRequest
-from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, Projection
+from services.match.model import (
+    KIND_FORFEIT,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    Clocks,
+    Commit,
+    Projection,
+)
 from services.match.projections import Projections
 
 
@@ -28,6 +39,9 @@ class CommitView:
     outcome: Outcome | None
     committed_at: str
     move: str
+    clocks: Clocks | None = None
+    timeout: bool = False
+    forfeit: bool = False
 
 
 class Streams(Projections):
@@ -43,12 +57,18 @@ class Streams(Projections):
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()
-        metrics.WATCHERS_CONNECTED.inc()
+        if is_bot(principal.subject):
+            gauge = metrics.WATCHING["bot"]
+        elif principal.is_service:
+            gauge = metrics.WATCHING["service"]
+        else:
+            gauge = metrics.WATCHING["spectator" if seat is None else "player"]
+        gauge.inc()
         try:
             async for view in self._watch(p, seat, after_version, include_view):
                 yield view
         finally:
-            metrics.WATCHERS_CONNECTED.dec()
+            gauge.dec()
 
     async def _watch(
         self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
@@ -72,7 +92,7 @@ class Streams(Projections):
         else:
             start, skip = 0, -1 if after_version is None else after_version
         pending: list[str] = []  # events of skipped commits, folded in one call
-        async for _seq, c in self._store_iter(self.store.commits(match_id, start, follow=True)):
+        async for _seq, c in self._store_iter(self.feeds.follow(match_id, start)):
             if include_view:
                 pending.extend(c.events)
             if c.version <= skip:
@@ -140,4 +160,7 @@ class Streams(Projections):
             outcome=c.outcome,
             committed_at=c.committed_at,
             move=c.move if full or (seat is not None and seat == c.seat) else "",
+            clocks=c.clocks,
+            timeout=c.timeout,
+            forfeit=c.kind == KIND_FORFEIT,
         )

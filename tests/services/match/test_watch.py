@@ -126,3 +126,81 @@ async def test_the_sequence_of_every_version_is_found(service) -> None:
     for seq, commit in items:
         assert await store.seq_of_version(match_id, commit.version, last) == seq
     assert await store.seq_of_version(match_id, 99, last) is None
+
+
+async def _until(condition, timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+async def test_the_watchers_of_a_match_share_one_subscription(service) -> None:
+    players = [service.player(p) for p in IDS]
+    spectator = service.player("guest:nobody")
+    match_id = await players[0].create("secret_bids", IDS)
+    feeds = service.app.feeds
+    watches = [asyncio.ensure_future(collect(p.watch(match_id))) for p in (*players, spectator)]
+    await _until(lambda: feeds.watchers(match_id) == 3)
+    assert len(feeds) == 1
+    total = await play_out(service, GAME, match_id, players, seed=5)
+    for task in watches:
+        got = await asyncio.wait_for(task, 10)
+        assert [c.version for c in got] == list(range(total + 1))
+    # the feed ends with the match's last commit
+    await _until(lambda: len(feeds) == 0)
+
+
+async def test_a_late_watcher_joins_a_feed_that_is_ahead_without_gap_or_duplicate(
+    service,
+) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    feeds = service.app.feeds
+    early = asyncio.ensure_future(collect(players[0].watch(match_id)))
+    await _until(lambda: feeds.watchers(match_id) == 1)
+    await play_out(service, GAME, match_id, players, seed=1, limit=3)
+    # the shared feed has handed out versions 0..3; this one starts after 1
+    late = asyncio.ensure_future(collect(players[1].watch(match_id, after_version=1)))
+    await _until(lambda: feeds.watchers(match_id) == 2)
+    total = 3 + await play_out(service, GAME, match_id, players, seed=2)
+    assert [c.version for c in await asyncio.wait_for(early, 10)] == list(range(total + 1))
+    assert [c.version for c in await asyncio.wait_for(late, 10)] == list(range(2, total + 1))
+
+
+async def test_a_slow_watcher_is_detached_and_catches_up_from_the_stream(service) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    feeds = service.app.feeds
+    feeds.queue_limit = 1
+    try:
+        # one reader in process that does not read while the match moves on
+        slow = feeds.follow(match_id, 0)
+        first = await asyncio.wait_for(anext(slow), 10)  # attached, at version 0
+        fast = asyncio.ensure_future(collect(players[0].watch(match_id)))
+        await _until(lambda: feeds.watchers(match_id) == 2)
+        total = await play_out(service, GAME, match_id, players, seed=3)
+        got = await asyncio.wait_for(fast, 10)
+        assert [c.version for c in got] == list(range(total + 1))
+        versions = [first[1].version]
+        while versions[-1] < total:
+            versions.append((await asyncio.wait_for(anext(slow), 10))[1].version)
+        assert versions == list(range(total + 1))
+        await slow.aclose()
+    finally:
+        feeds.queue_limit = 256
+
+
+async def test_a_feed_stops_when_its_last_watcher_leaves(service) -> None:
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    feeds = service.app.feeds
+    calls = [p.watch(match_id) for p in players]
+    watches = [asyncio.ensure_future(collect(c)) for c in calls]
+    await _until(lambda: feeds.watchers(match_id) == 2)
+    calls[0].cancel()
+    await _until(lambda: feeds.watchers(match_id) == 1)
+    assert len(feeds) == 1
+    calls[1].cancel()
+    await _until(lambda: len(feeds) == 0)
+    await asyncio.gather(*watches, return_exceptions=True)

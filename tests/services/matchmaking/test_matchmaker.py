@@ -112,7 +112,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     class Refusing:
         calls = 0
 
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             Refusing.calls += 1
             raise RuntimeError("match service down")
 
@@ -133,7 +133,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
 
 async def test_tickets_whose_matches_keep_failing_end(rclient, settings) -> None:
     class Refusing:
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             raise RuntimeError("refused")
 
     s = dataclasses.replace(settings, max_create_failures=3)
@@ -197,6 +197,31 @@ async def test_bots_fill_the_smallest_match_a_ticket_accepts(rclient, settings) 
     assert f.state == "searching"  # not waited long enough for bots
     _, players, _ = creator.matches[w.match_id]
     assert sorted(players) == ["bot:greedy-1", "w"]
+
+
+async def test_queue_gauges_are_labelled_by_game_and_player_count(rclient, settings) -> None:
+    from prometheus_client import REGISTRY
+
+    from services.matchmaking import metrics
+
+    def gauge(game: str, players: int) -> float | None:
+        return REGISTRY.get_sample_value(
+            "matchmaking_queue_tickets", {"game": game, "players": str(players)}
+        )
+
+    store = TicketStore(rclient, settings)
+    creator = InProcessMatchCreator()
+    maker = Matchmaker(store, creator, settings)
+    await store.enqueue(NewTicket("dice_forge", ("a",), (2, 3), "", False, 25.0))
+    await maker.run_once()
+    assert gauge("dice_forge", 2) == 1 and gauge("dice_forge", 3) == 1
+    labels = {s.labels.get("queue") for s in metrics.QUEUE_TICKETS.collect()[0].samples}
+    assert labels == {None}, "no raw queue keys as labels"
+    await store.enqueue(NewTicket("dice_forge", ("b",), (2,), "", False, 25.0))
+    stats = await maker.run_once()
+    assert stats.matches == 1
+    await maker.run_once()
+    assert gauge("dice_forge", 2) == 0 and gauge("dice_forge", 3) == 0
 
 
 async def test_bot_seats_are_named_after_the_configured_level(rclient, settings) -> None:

@@ -1,0 +1,363 @@
+"""The peer: boardgame.io beside our stack, on the same workload, in one run.
+
+The workload, for each stack: ``G`` loops at once, each playing tic-tac-toe
+games one after the other for a fixed time; each game is the same 9-move draw,
+created and joined by its two players, each seat following the match live and
+moving only once its own live feed has shown the previous move.
+
+* **boardgame.io** (``bench/boardgameio/``, pinned 0.50.x): its ``Server`` with
+  the default in-memory storage, a tic-tac-toe whose moves run on the server
+  only (``client: false``), the Lobby API on its own ``apiPort``; the clients
+  are socket.io clients in one Node process (create and join over the Lobby
+  API, then ``sync`` and ``update`` on the game's namespace). Nothing is
+  durable: a restart loses every match.
+* **Tabletop**: nats-server (JetStream, file storage), valkey, the rules
+  service and the match service, each its own process; the clients are gRPC
+  clients in this process: ``CreateMatch``, a ``WatchMatch`` per seat, then
+  ``SubmitMove``; every move is acknowledged only once JetStream has it.
+
+The npm packages are installed the first time into a cache folder
+(``$XDG_CACHE_HOME/tabletop/bench-boardgameio``, else ``~/.cache/...``), never
+into the repository. Without ``node`` and ``npm`` the section is skipped with
+a message saying so.
+
+Per stack and ``G``: moves per second, the move latency (from sending a move
+until the next mover has seen it), and the server CPU per move of every
+server process, from ``/proc/<pid>/stat`` (user + system) deltas: CPU time is
+the figure the other work on a shared machine distorts least.
+
+``python -m bench.boardgameio [--loops 1,10,50,200] [--seconds 5] [--repeat 1]``
+prints the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from bench.match_e2e import SECRET, _cpu_s, _start_rules, _start_service
+from bench.stats import summary_ms
+from services.common.auth import AuthSettings, Tokens, bearer_metadata
+from services.common.servers import NatsServer, ValkeyServer, free_port
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+HERE = Path(__file__).parent / "boardgameio"
+GAME = "tic_tac_toe"
+DRAW = (0, 1, 2, 4, 3, 5, 7, 6, 8)  # X O X O X O X O X: no line, a draw
+LOOPS = (1, 10, 50, 200)
+
+
+class Skipped(Exception):
+    """The peer cannot run here (no node or npm, or the install failed)."""
+
+
+# ------------------------------------------------------------- the peer
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tabletop" / "bench-boardgameio"
+
+
+def ensure_node_modules() -> Path:
+    """The folder holding ``node_modules`` with the pinned packages
+    (installed from the npm registry the first time, or when the pins change)."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        raise Skipped("node and npm are needed to run boardgame.io (not found on PATH)")
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = (HERE / "package.json").read_text()
+    manifest = folder / "package.json"
+    stamp = folder / ".installed"
+    if manifest.exists() and manifest.read_text() == wanted and stamp.exists():
+        return folder
+    manifest.write_text(wanted)
+    done = subprocess.run(
+        [npm, "install", "--no-audit", "--no-fund", "--no-package-lock", "--loglevel=error"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise Skipped(f"npm install failed: {done.stderr.strip()[-500:]}")
+    stamp.write_text(wanted)
+    return folder
+
+
+def node_versions(folder: Path) -> dict[str, str]:
+    out = {"node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout}
+    for name in ("boardgame.io", "socket.io-client"):
+        pkg = folder / "node_modules" / name / "package.json"
+        out[name] = json.loads(pkg.read_text())["version"]
+    return {k: v.strip() for k, v in out.items()}
+
+
+def _node_env(folder: Path) -> dict[str, str]:
+    return {**os.environ, "NODE_PATH": str(folder / "node_modules"), "NODE_ENV": "production"}
+
+
+def _start_peer(folder: Path) -> tuple[subprocess.Popen[str], int, int]:
+    port, api_port = free_port(), free_port()
+    proc = subprocess.Popen(
+        ["node", str(HERE / "server.js"), str(port), str(api_port)],
+        env=_node_env(folder),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if "listening" not in line:
+        proc.kill()
+        raise RuntimeError(f"boardgame.io did not start: {line!r}")
+    return proc, port, api_port
+
+
+def _drive_peer(folder: Path, port: int, api_port: int, loops: int, seconds: float) -> Any:
+    done = subprocess.run(
+        ["node", str(HERE / "driver.js"), str(port), str(api_port), str(loops), str(seconds)],
+        env=_node_env(folder),
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the boardgame.io driver failed: {done.stderr.strip()[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_peer(folder: Path, loops: int, seconds: float) -> dict[str, Any]:
+    proc, port, api_port = _start_peer(folder)
+    try:
+        _drive_peer(folder, port, api_port, 2, 0.5)  # warm up (JIT, sockets)
+        c0 = _cpu_s(proc.pid)
+        figures = _drive_peer(folder, port, api_port, loops, seconds)
+        c1 = _cpu_s(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(15)
+    moves = max(1, figures["moves"])
+    figures["cpu_ms_per_move"] = {"server": (c1 - c0) * 1000 / moves}
+    figures["cpu_ms_per_move"]["total_servers"] = figures["cpu_ms_per_move"]["server"]
+    return figures
+
+
+# ------------------------------------------------------------ our stack
+class _Loops:
+    """``G`` loops of games against the match service, over one channel."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.tokens = Tokens(AuthSettings(secret=SECRET))
+        self.moves = [f'{{"type":"place_mark","cell":{c}}}' for c in DRAW]
+
+    async def loop(self, k: int, deadline: float, latencies: list[int]) -> tuple[int, int]:
+        players = [f"guest:bench-{k}-x", f"guest:bench-{k}-o"]
+        meta = [bearer_metadata(self.tokens.issue(p)) for p in players]
+        moves = games = 0
+        while time.perf_counter() < deadline:
+            moves += await self.game(players, meta, latencies)
+            games += 1
+        return moves, games
+
+    async def game(self, players: list[str], meta: list[Any], latencies: list[int]) -> int:
+        created = await self.stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game=GAME, players=players), metadata=meta[0]
+        )
+        match_id = created.match_id
+        seen = [-1, -1]
+        changed = [asyncio.Event(), asyncio.Event()]
+
+        async def follow(seat: int) -> None:
+            call = self.stub.WatchMatch(
+                match_pb2.WatchMatchRequest(match_id=match_id), metadata=meta[seat]
+            )
+            async for c in call:
+                seen[seat] = c.version
+                changed[seat].set()
+
+        async def until(seat: int, version: int) -> None:
+            while seen[seat] < version:
+                changed[seat].clear()
+                await changed[seat].wait()
+
+        watchers = [asyncio.ensure_future(follow(s)) for s in (0, 1)]
+        await until(0, 0)
+        await until(1, 0)
+        for i, move in enumerate(self.moves):
+            seat = i % 2
+            t = time.perf_counter_ns()
+            await self.stub.SubmitMove(
+                match_pb2.SubmitMoveRequest(match_id=match_id, move_json=move),
+                metadata=meta[seat],
+            )
+            if i + 1 < len(self.moves):
+                await until(1 - seat, i + 1)
+            else:  # the last move: both feeds end with the match
+                await asyncio.gather(*watchers)
+            latencies.append(time.perf_counter_ns() - t)
+        return len(self.moves)
+
+    async def run(self, loops: int, seconds: float) -> dict[str, Any]:
+        self.channel = grpc.aio.insecure_channel(self.address)
+        self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
+        latencies: list[int] = []
+        started = time.perf_counter()
+        results = await asyncio.gather(
+            *(self.loop(k, started + seconds, latencies) for k in range(loops))
+        )
+        elapsed = time.perf_counter() - started
+        await self.channel.close()
+        moves = sum(m for m, _ in results)
+        return {
+            "loops": loops,
+            "moves": moves,
+            "games": sum(g for _, g in results),
+            "seconds": elapsed,
+            "moves_per_s": moves / elapsed,
+            "latency": summary_ms(latencies),
+        }
+
+
+def _profilers(pids: dict[str, int], folder: Path, seconds: float) -> list[subprocess.Popen[bytes]]:
+    """py-spy recording the match and rules services for ``seconds`` (flame
+    graphs ``<name>.svg`` and collapsed stacks ``<name>.txt`` in ``folder``)."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in ("match", "rules"):
+        for fmt, ext in (("flamegraph", "svg"), ("raw", "txt")):
+            out.append(
+                subprocess.Popen(
+                    [spy, "record", "--pid", str(pids[name]), "--duration", str(int(seconds)),
+                     "--rate", "250", "--format", fmt, "--output", str(folder / f"{name}.{ext}")],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )  # fmt: skip
+    return out
+
+
+def run_ours(
+    loops: int,
+    seconds: float,
+    env: dict[str, str] | None = None,
+    profile: Path | None = None,
+    source: Path | None = None,
+) -> dict[str, Any]:
+    """Our stack on the workload; ``env``: extra settings of the services;
+    ``profile``: a folder for py-spy profiles of the match and rules services;
+    ``source``: run the services from that checkout (default this one)."""
+    cwd = None if source is None else str(source)
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        with NatsServer() as nats, ValkeyServer() as valkey:
+            rules, rules_addr = _start_rules(1, cwd)
+            proc, address = _start_service(nats, valkey, rules_addr, cwd)
+            pids = {
+                "match": proc.pid,
+                "rules": rules.pid,
+                "nats": nats.pid,
+                "valkey": valkey.pid,
+            }
+            try:
+                asyncio.run(_Loops(address).run(2, 0.5))  # warm up
+                spies = _profilers(pids, profile, seconds) if profile else []
+                before = {k: _cpu_s(p) for k, p in pids.items()}
+                client0 = time.process_time()
+                figures = asyncio.run(_Loops(address).run(loops, seconds))
+                client = time.process_time() - client0
+                after = {k: _cpu_s(p) for k, p in pids.items()}
+                for spy in spies:
+                    spy.wait(60)
+            finally:
+                proc.terminate()
+                proc.wait(15)
+                rules.terminate()
+                rules.wait(15)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    moves = max(1, figures["moves"])
+    cpu = {k: (after[k] - before[k]) * 1000 / moves for k in pids}
+    cpu["total_servers"] = sum(cpu.values())
+    figures["cpu_ms_per_move"] = cpu
+    figures["client_cpu_ms_per_move"] = client * 1000 / moves
+    return figures
+
+
+# ---------------------------------------------------------------- sweep
+def run(loops: tuple[int, ...] = LOOPS, seconds: float = 5.0, repeat: int = 1) -> dict[str, Any]:
+    """Both stacks for each ``G`` (alternating which goes first), ``repeat``
+    times; the ratios of each pair measured back to back."""
+    try:
+        folder = ensure_node_modules()
+    except Skipped as e:
+        return {"skipped": str(e)}
+    rows = []
+    for r in range(repeat):
+        for g in loops:
+            if (r + loops.index(g)) % 2 == 0:
+                peer = run_peer(folder, g, seconds)
+                ours = run_ours(g, seconds)
+            else:
+                ours = run_ours(g, seconds)
+                peer = run_peer(folder, g, seconds)
+            rows.append(
+                {
+                    "loops": g,
+                    "boardgameio": peer,
+                    "tabletop": ours,
+                    "throughput_over_boardgameio": ours["moves_per_s"] / peer["moves_per_s"],
+                    "server_cpu_over_boardgameio": ours["cpu_ms_per_move"]["total_servers"]
+                    / peer["cpu_ms_per_move"]["server"],
+                }
+            )
+    return {
+        "workload": "tic-tac-toe 9-move draw, create and join included, a live feed per seat",
+        "seconds_per_run": seconds,
+        "versions": node_versions(folder),
+        "load_average": os.getloadavg(),
+        "runs": rows,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.boardgameio", description=__doc__)
+    parser.add_argument("--loops", default=",".join(map(str, LOOPS)), help="values of G")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per stack and G")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--only", choices=("ours", "peer"), help="one stack only")
+    parser.add_argument(
+        "--profile", type=Path, help="with --only ours: py-spy profiles of the services here"
+    )
+    args = parser.parse_args(argv)
+    loops = tuple(int(x) for x in args.loops.split(","))
+    if args.only == "ours":
+        out: Any = [
+            run_ours(g, args.seconds, profile=args.profile and args.profile / f"G{g}")
+            for g in loops
+            for _ in range(args.repeat)
+        ]
+    elif args.only == "peer":
+        folder = ensure_node_modules()
+        out = [run_peer(folder, g, args.seconds) for g in loops for _ in range(args.repeat)]
+    else:
+        out = run(loops, args.seconds, args.repeat)
+    print(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
