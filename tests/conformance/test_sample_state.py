@@ -160,3 +160,13 @@ def test_seat_rewards_count_the_seats_beaten_ties_half() -> None:
 def test_unknown_levels_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown bot level"):
         bot_for("expert", GAMES[0])
+
+
+def test_the_stand_in_plays_a_search_bot_by_name_deterministically() -> None:
+    from services.common.standin import known_bot, stand_in_move
+
+    assert known_bot("search") and known_bot("greedy") and not known_bot("expert")
+    game = default_registry().get("arcane_academy")
+    (state, seat), *_ = _decision_points(game, 2, seed=9, want=1)
+    moves = {stand_in_move(game, state, seat, "search", b"e" * 32) for _ in range(2)}
+    assert len(moves) == 1 and moves.pop() in game.legal_moves(state, seat)
