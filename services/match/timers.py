@@ -37,6 +37,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
+from engine_core.bots import TAKEOVER_LEVEL
 from engine_core.errors import EngineError
 from services.common.auth import ROLE_SERVICE, Principal
 from services.common.errors import ServiceError
@@ -263,7 +264,7 @@ class Timeouts(Writes):
         key = f"timeout:{p.version}:{seat}"
         if clocks.forfeits(tc, p.clocks, seat):
             return await self._forfeit(p, seat, key)
-        bot = (tc.bot if tc and tc.bot else "greedy") if p.clocks.taken_over[seat] else ""
+        bot = (tc.bot if tc and tc.bot else TAKEOVER_LEVEL) if p.clocks.taken_over[seat] else ""
         # the same bot move on every replica handling this fire (one request per key)
         entropy = hashlib.sha256(f"{p.meta.match_id}\0{key}".encode()).digest()
         move = await self._rules(self.rules.default_move(p.state, seat, bot, entropy))
