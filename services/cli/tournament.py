@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
@@ -33,6 +34,7 @@ TIME_CONTROLS = {
     "none": pb.TimeControl.KIND_NONE,
     "per_move": pb.TimeControl.KIND_PER_MOVE,
     "fischer": pb.TimeControl.KIND_FISCHER,
+    "game_default": pb.TimeControl.KIND_GAME_DEFAULT,
 }
 
 
@@ -68,7 +70,8 @@ class _Client:
 
 
 def _time_control(text: str) -> pb.TimeControl:
-    """``none``, ``per_move:30`` or ``fischer:300+5`` (seconds, increment)."""
+    """``none``, ``game_default``, ``per_move:30`` or ``fischer:300+5``
+    (seconds, increment)."""
     kind, _, rest = text.partition(":")
     if kind not in TIME_CONTROLS:
         raise ValueError(f"time control is none, per_move:S or fischer:S+I, not {text!r}")
@@ -221,7 +224,9 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
-        q.add_argument("--time-control", default="none", help="none, per_move:S, fischer:S+I")
+        q.add_argument(
+            "--time-control", default="none", help="none, game_default, per_move:S, fischer:S+I"
+        )
         q.add_argument("--options", default="", help="the game's options as JSON")
         q.add_argument("--seed", default="", help="pairing seed (default: random)")
         q.add_argument("--name", default="")
@@ -253,8 +258,13 @@ def add_parser(sub: Any) -> None:
     run.set_defaults(tournament_func=cmd_run)
 
     async def dispatch(args: argparse.Namespace) -> int:
-        from services.cli.main import console
+        from services.cli.main import console, rpc_reason
 
-        return await args.tournament_func(args, console)
+        try:
+            return await args.tournament_func(args, console)
+        except grpc.aio.AioRpcError as e:
+            # as text, not markup: the reason is in [brackets]
+            console.print(Text(rpc_reason(e), style="red"))
+            return 1
 
     p.set_defaults(func=dispatch)

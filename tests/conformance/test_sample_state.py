@@ -162,11 +162,11 @@ def test_unknown_levels_are_refused() -> None:
         bot_for("expert", GAMES[0])
 
 
-def test_the_stand_in_plays_a_search_bot_by_name_deterministically() -> None:
+def test_the_stand_in_plays_every_level_by_name_on_the_seats_view() -> None:
     from services.common.standin import known_bot, stand_in_move
 
-    assert known_bot("search") and known_bot("greedy") and not known_bot("expert")
+    assert all(known_bot(level) for level in LEVELS) and not known_bot("expert")
     game = default_registry().get("arcane_academy")
     (state, seat), *_ = _decision_points(game, 2, seed=9, want=1)
-    moves = {stand_in_move(game, state, seat, "search", b"e" * 32) for _ in range(2)}
-    assert len(moves) == 1 and moves.pop() in game.legal_moves(state, seat)
+    for level in LEVELS:
+        assert stand_in_move(game, state, seat, level, b"e" * 32) in game.legal_moves(state, seat)

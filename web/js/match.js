@@ -181,8 +181,10 @@ export async function matchPage({ root, socket, me }, matchId) {
         const c = ctx();
         const who = f.seat === null || f.seat === undefined ? "" : `${seatName(f.seat)}${f.timeout ? " (out of time: played for them)" : ""}${f.forfeit ? " (forfeited)" : ""}: `;
         const text = f.events.map((e) => mod.describeEvent(e, catalog, c)).filter(Boolean);
-        log.prepend(h("li", { dataset: { version: String(f.version) } },
-          `${who}${text.join("; ") || "moved"}`));
+        const said = text.join("; ") || "moved";
+        // a game's own words may already name the seat
+        const prefix = who && !said.startsWith(seatName(f.seat)) ? who : "";
+        log.prepend(h("li", { dataset: { version: String(f.version) } }, `${prefix}${said}`));
         while (log.children.length > 12) log.lastChild.remove();
       }
       draw();

@@ -194,6 +194,22 @@ async def test_a_dwarves_duel_socket_never_carries_the_other_seats_hand(
         assert not leaked, (v, leaked)
 
 
+async def test_every_game_serves_its_public_catalog(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        games = (await http.get("/api/v1/games")).json()["games"]
+        for g in games:
+            r = await http.get(f"/api/v1/games/{g['id']}/catalog")
+            assert r.status_code == 200, r.text
+            assert r.json()["game"] == g["id"]
+        cards = (await http.get("/api/v1/games/dwarves_duel/catalog")).json()["cards"]
+        assert cards["G05"]["name"] == "Tungdil" and cards["G05"]["cost"] == "ONE"
+        missing = await http.get("/api/v1/games/chess/catalog")
+        assert missing.status_code == 404
+        assert missing.json()["error"]["reason"] == "unknown_game"
+        doc = (await http.get("/api/v1/openapi.json")).json()
+        assert "/api/v1/games/{game}/catalog" in doc["paths"]
+
+
 async def test_clocks_come_with_the_match_and_every_commit(player: Player) -> None:
     r = await player.http.post(
         "/api/v1/tickets",
