@@ -133,8 +133,9 @@ class JetStreamStore:
             "Nats-Msg-Id": msg_id,
             **(extra_headers or {}),
         }
-        if getattr(commit, "outcome", None) is not None:  # a match's end (see relay.py);
-            # the tournament service appends its own events through this store too
+        # Whatever path ends a match (see relay.py); the store also carries
+        # other event types (a tournament's), which never end a match.
+        if getattr(commit, "outcome", None) is not None:
             headers.update(FINISHED_HEADERS)
         if self.nc is not None and not self.nc.is_connected:
             # nats-py would keep the message and send it once reconnected,
