@@ -97,6 +97,7 @@ class MatchServer:
                 hot_cache_size=s.hot_cache,
                 allow_player_create=s.players_may_create,
                 results_stream=s.results_stream,
+                cache_write_interval_s=s.cache_write_interval_s,
             ),
         )
         server = GrpcServer(
@@ -147,6 +148,7 @@ class MatchServer:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))
             except TimeoutError:
                 log.warning("cache_writes_dropped")
+            await self.app.cache_writes.close()
         close = getattr(self.rules, "close", None)
         if close is not None:
             await close()

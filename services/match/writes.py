@@ -130,7 +130,7 @@ class Writes(Projections):
             keys={},
         )
         self._remember(projection)
-        self._cache_later(match_id, lambda: self.cache.put(projection))
+        self.cache_writes.full(projection)
         try:
             await self.index.record(meta, STATUS_ACTIVE)
         except Exception:  # the match exists; only ListMatches misses it
@@ -253,7 +253,7 @@ class Writes(Projections):
             keys={**p.keys, digest: seq},
         )
         self._remember(new)
-        self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
+        self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
         assert commit.seat is not None
