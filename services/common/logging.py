@@ -148,6 +148,7 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
     ) -> None:
         self._quiet = tuple(quiet_prefixes)
         self._observers = tuple(observers)
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -158,13 +159,18 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return handler
         method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]  # wrapped once per method, not once per call
         quiet = method.startswith(self._quiet)
         observers = self._observers
 
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
             return _logged(behavior, streaming, method, quiet, observers)
 
-        return wrap_handler(handler, wrapper)
+        wrapped = wrap_handler(handler, wrapper)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
 
 def _finish(
