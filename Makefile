@@ -2,13 +2,20 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-export PYTHONPATH := $(CURDIR)
 
 # The install stamp is named after pyproject.toml's content: a change re-installs.
 STAMP  := $(VENV)/.installed-$(shell cksum < pyproject.toml | cut -d' ' -f1)
-PROTOS := $(shell find protos -name '*.proto' 2>/dev/null)
+# protos/google/ is vendored for other languages' clients; Python has it from
+# googleapis-common-protos (generating it here would shadow that package).
+PROTOS := $(shell find protos -name '*.proto' -not -path 'protos/google/*' 2>/dev/null)
 # Generated code lands in the package `tabletop/` at the top (not tracked).
 GEN    := tabletop
+# The editable install maps only the packages that exist when it runs, and
+# `tabletop/` is generated later (by the installed grpcio-tools): this path
+# entry puts the checkout itself on the virtualenv's path, so the generated
+# package imports from the installed `tabletop` command and `$(PY)` in any
+# directory, with no PYTHONPATH, however often it is regenerated.
+PTH    := $(VENV)/.root-path-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 
 .PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap k8s
 
@@ -41,7 +48,7 @@ k8s: bootstrap
 	@mkdir -p k8s/rendered
 	for o in dev prod; do $(VENV)/bin/kubectl kustomize k8s/overlays/$$o > k8s/rendered/$$o.yaml; done
 
-bootstrap: $(STAMP)
+bootstrap: $(STAMP) $(PTH)
 
 proto: bootstrap gen
 
@@ -61,6 +68,11 @@ $(STAMP):
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev]'
 	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(PTH): $(STAMP)
+	$(PY) -c "import pathlib, sys, sysconfig; pathlib.Path(sysconfig.get_path('purelib'), 'tabletop-checkout.pth').write_text(sys.argv[1] + '\\n')" '$(CURDIR)'
+	@rm -f $(VENV)/.root-path-*
 	@touch $@
 
 clean:

@@ -23,7 +23,10 @@ from rich.table import Table
 
 from bench import (
     boardgameio,
+    bots,
+    clocks,
     engine,
+    faults,
     floor,
     grpc_echo,
     match_e2e,
@@ -59,6 +62,9 @@ def goal(value: float, limit: float, lower_is_better: bool = True) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     parser.add_argument("--quick", action="store_true", help="shorter runs (smoke test)")
+    parser.add_argument(
+        "--bots-full", action="store_true", help="the bots section at its full size (long)"
+    )
     args = parser.parse_args(argv)
     quick = args.quick
     console = Console(width=120)
@@ -90,6 +96,12 @@ def main(argv: list[str] | None = None) -> int:
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
     out["matchmaking"] = matchmaking.run(tickets=1000 if quick else 10_000)
+    console.print("[bold]clocks[/] (timer accuracy, a clock's cost, 1,000 silent matches) ...")
+    out["clocks"] = clocks.run(quick=quick)
+    console.print("[bold]faults[/] under load through two match replicas ...")
+    out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
+    console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
+    out["bots"] = bots.run(full=args.bots_full, jobs=2)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]
@@ -123,6 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         },
         "replay_ge_0.5_raw": goal(ratios["replay_rebuild_over_raw_read"], 0.5, False),
         "10k_tickets_under_5s": goal(mm_seconds, 5.0),
+        "every_silent_match_timed_out": goal(
+            out["clocks"]["silent_matches"]["timed_out_correctly"],
+            out["clocks"]["silent_matches"]["matches"],
+            False,
+        ),
+        "idle_timer_p99_le_100ms": goal(out["clocks"]["accuracy_idle"]["late_p99_ms"], 100),
     }
     if "runs" in peer:
         out["goals"]["throughput_ge_1x_boardgameio"] = {
@@ -215,6 +233,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{rp['replay_stream_commits_per_s']:.0f}/s"
     )
     console.print(f"matchmaking: {json.dumps(out['matchmaking'])}")
+    ck = out["clocks"]
+    cost, idle, many = ck["move_cost"], ck["accuracy_idle"], ck["silent_matches"]
+    console.print(
+        f"clocks: SubmitMove p50 {cost['without_clock']['p50_ms']:.2f} ms without, "
+        f"{cost['with_clock']['p50_ms']:.2f} ms with a clock (+{cost['p50_added_ms']:.2f} ms); "
+        f"timer late p50 {idle['late_p50_ms']:.0f} ms, p99 {idle['late_p99_ms']:.0f} ms (idle); "
+        f"{many['matches']} silent matches: {many['timed_out_correctly']} timed out correctly, "
+        f"late p50 {many['late_p50_ms']:.0f} ms, p99 {many['late_p99_ms']:.0f} ms"
+    )
+    fa = out["faults"]
+    console.print(
+        f"faults: {fa['moves_acked']} moves acked, {fa['lost']} lost, {fa['doubled']} doubled, "
+        f"{fa['projections_wrong']} projections wrong, {fa['facts_missing']} facts missing, "
+        f"{fa['facts_doubled']} doubled; recovery "
+        + ", ".join(f"{p['phase']} {p['recovery_s']} s" for p in fa["phases"] if "recovery_s" in p)
+    )
     console.print(
         "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})
     )

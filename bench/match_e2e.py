@@ -35,6 +35,7 @@ from bench.stats import summary_ms
 from engine_core.registry import default_registry
 from engine_core.testing import playout
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
+from services.common.logging import listening_address
 from services.common.servers import NatsServer, ValkeyServer, free_port
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -167,8 +168,9 @@ def _start_service(
         line = proc.stdout.readline()
         if not line:
             raise RuntimeError("the match service exited before listening")
-        if line.startswith("listening on"):
-            return proc, line.split()[-1]
+        address = listening_address(line)
+        if address is not None:
+            return proc, address
 
 
 def _cpu_s(pid: int | None) -> float:

@@ -18,12 +18,16 @@ A game is one object (registered in ``engine_core.registry``) with:
 ``max_moves(players)``                  an honest upper bound on moves per match
 ``secrets(state)``                      what is hidden, by owner (for the tests)
 ``seats(state)``                        how many seats the match has
+``sample_state(view, seat, rng)``       a full state consistent with a seat's view
 ======================================  =========================================
 
 Rules of the contract: ``evolve`` is pure and total and never rolls; every
 random result is decided in ``setup``/``decide`` from the entropy passed in and
 written into an event, so folding the events rebuilds the exact state.
 ``decide`` never mutates its input and raises only ``engine_core.errors``.
+``sample_state`` (for search bots, which decide on a view) deals the hidden
+information the view leaves open at random from ``rng``, so that
+``view(sample_state(view(s, seat), seat, rng), seat) == view(s, seat)``.
 
 ``BaseGame`` implements the checks every game needs (game over, seat range,
 move type, whose turn) once, and the defaults for public games.
@@ -68,6 +72,7 @@ class Game(Protocol):
     def max_moves(self, players: int) -> int: ...
     def secrets(self, state: Any) -> Mapping[Seat | None, Collection[str]]: ...
     def seats(self, state: Any) -> int: ...
+    def sample_state(self, view: Any, seat: Seat, rng: Rng) -> Any: ...
 
 
 class BaseGame:
@@ -118,6 +123,14 @@ class BaseGame:
     def secrets(self, state: Any) -> Mapping[Seat | None, Collection[str]]:
         """Public games hide nothing."""
         return {}
+
+    def sample_state(self, view: Any, seat: Seat, rng: Rng) -> Any:
+        """A full state consistent with ``seat``'s view, the hidden parts dealt from
+        ``rng``. Public games (``View is State``) return the view itself; games with
+        hidden information override it."""
+        if self.View is self.State:
+            return view
+        raise NotImplementedError(f"{self.name} has hidden information and no sample_state")
 
     def default_move(self, state: Any, seat: Seat) -> Any:
         """The first legal move; games override it with something sensible

@@ -1,11 +1,15 @@
 """Bots: one small interface, ``choose(game, state, seat, rng) -> move``.
 
 ``RandomBot`` plays every game (a uniform legal move). Games add greedy bots
-in ``engine_core/bots/<game>.py``; ``bot_for(name, game)`` finds them.
+in ``engine_core/bots/<game>.py``; ``SearchBot`` (``engine_core/bots/search.py``)
+plays every game by Information Set MCTS over the contract. ``bot_for(level,
+game)`` finds the bot of a difficulty level (``LEVELS``); ``choose_from_view``
+lets any of them decide on a seat's view alone (services hold only views).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from engine_core.decider import Game
@@ -48,10 +52,64 @@ def greedy_bots() -> dict[str, Bot]:
     }
 
 
-def bot_for(kind: str, game: Game) -> Bot:
-    """``"random"`` or ``"greedy"`` (falls back to random where a game has none)."""
-    if kind == "random":
+LEVELS = ("random", "greedy", "search")
+"""Difficulty levels, weakest first: a uniform legal move; the game's greedy
+bot (one-step heuristics); the search bot (ISMCTS, ``engine_core.bots.search``)."""
+
+TAKEOVER_LEVEL = "search"
+"""The level that plays a seat whose player timed out."""
+
+
+def bot_for(
+    level: str,
+    game: Game,
+    *,
+    iterations: int | None = None,
+    time_s: float | None = None,
+    clock: Callable[[], float] | None = None,
+) -> Bot:
+    """The bot of a difficulty level (``LEVELS``) for ``game``.
+
+    ``greedy`` falls back to random where a game has no greedy bot. For
+    ``search``: ``iterations`` per decision (``SEARCH_ITERATIONS`` if not
+    given) and optionally ``time_s`` with a ``clock`` (the engine has none:
+    pass ``time.monotonic``), whichever is spent first.
+    """
+    if level == "random":
         return RandomBot()
-    if kind == "greedy":
+    if level == "greedy":
         return greedy_bots().get(game.name, RandomBot())
-    raise ValueError(f"unknown bot kind {kind!r}; use random or greedy")
+    if level == "search":
+        from engine_core.bots.search import SearchBot
+
+        return SearchBot(
+            iterations=SEARCH_ITERATIONS if iterations is None else iterations,
+            time_s=time_s,
+            clock=clock,
+        )
+    raise ValueError(f"unknown bot level {level!r}; use one of {', '.join(LEVELS)}")
+
+
+SEARCH_ITERATIONS = 200
+"""The default iteration budget of a search decision."""
+
+
+def takeover_bot(
+    game: Game, *, time_s: float | None = None, clock: Callable[[], float] | None = None
+) -> Bot:
+    """The bot that plays for a seat whose turn clock ran out (``TAKEOVER_LEVEL``).
+    Decide with ``choose_from_view``: it needs only that seat's view."""
+    return bot_for(TAKEOVER_LEVEL, game, time_s=time_s, clock=clock)
+
+
+def choose_from_view(bot: Bot, game: Game, view: Any, seat: Seat, rng: Rng) -> Any:
+    """A move for ``seat`` from its view alone, with any bot.
+
+    A bot that searches views (``choose_view``) gets the view; any other bot
+    gets a state sampled from the view (``game.sample_state``): the hidden
+    information it may read there is dealt at random, never the real one.
+    """
+    choose_view = getattr(bot, "choose_view", None)
+    if choose_view is not None:
+        return choose_view(game, view, seat, rng)
+    return bot.choose(game, game.sample_state(view, seat, rng), seat, rng)

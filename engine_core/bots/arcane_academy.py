@@ -35,6 +35,7 @@ from engine_core.games.arcane_academy.rules import (
     cost_of,
     exhausted_spaces,
     linked_set,
+    prestige,
     usable_items,
 )
 from engine_core.games.arcane_academy.state import Player, State
@@ -120,6 +121,11 @@ def completable_with(state: State, p: Player, will: int, shards: int) -> list[st
 
 class ArcaneAcademyGreedy:
     name = "greedy"
+    standing_scale = 4.0  # a lead of this much in standing is a clear one
+
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's Prestige as it would score now."""
+        return tuple(float(prestige(p)) for p in state.players)
 
     def choose(self, game, state: State, seat: Seat, rng: Rng) -> ArcaneMove:
         moves = game.legal_moves(state, seat)

@@ -19,9 +19,10 @@ from engine_core.rng import Rng
 from engine_core.types import Seat
 
 
-def _target_distance(s: State, race: int) -> list[int]:
+def _target_distance(s: State, race: int, rr: list[int] | None = None) -> list[int]:
     """Steps from each region to the nearest region this race may attack."""
-    rr, _ = R.board(s)
+    if rr is None:
+        rr, _ = R.board(s)
     inf = 99
     dist = [inf] * 22
     frontier = [g for g in range(22) if rr[g] not in (-1, race) and not R.forbidden(s, race, g)]
@@ -56,9 +57,16 @@ def _attack_value(s: State, seat: Seat, g: int) -> float:
 
 class AssaultGreedy:
     name = "greedy"
+    standing_scale = 4.0  # a lead of this much in standing is a clear one
+
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's Ordning Points now, with the board's OV as a tie-break."""
+        return tuple(state.op[p] + 0.01 * R.board_ov(state, p) for p in range(state.players))
 
     def choose(self, game: Any, state: State, seat: Seat, rng: Rng) -> Any:
         moves = game.legal_moves(state, seat)
+        self._memo_of: State | None = state  # board and distances, once per decision
+        self._memo: dict[Any, Any] = {}
         best = None
         best_score = float("-inf")
         for m in moves:
@@ -66,6 +74,21 @@ class AssaultGreedy:
             if sc > best_score:
                 best, best_score = m, sc
         return best if best is not None else moves[0]
+
+    def _board(self, s: State) -> list[int]:
+        if getattr(self, "_memo_of", None) is not s:
+            self._memo_of, self._memo = s, {}
+        rr = self._memo.get("board")
+        if rr is None:
+            rr = self._memo["board"] = R.board(s)[0]
+        return rr
+
+    def _dist(self, s: State, race: int) -> list[int]:
+        rr = self._board(s)
+        d = self._memo.get(("dist", race))
+        if d is None:
+            d = self._memo[("dist", race)] = _target_distance(s, race, rr)
+        return d
 
     # ---------------------------------------------------------------- scores
     def score(self, s: State, seat: Seat, m: Any) -> float:
@@ -76,10 +99,10 @@ class AssaultGreedy:
             case M.PlayCommand(command=cmd):
                 return self.command_score(s, seat, cmd)
             case M.Maneuver(unit=u, to=to):
-                rr, _ = R.board(s)
+                rr = self._board(s)
                 if s.transit < 0 and rr[to] not in (-1, race):
                     return -5  # avoid tolls
-                dist = _target_distance(s, race)
+                dist = self._dist(s, race)
                 gain = dist[s.unit_loc[u]] - dist[to]
                 if dist[s.unit_loc[u]] <= 1:
                     return -3  # already in reach: stay and fight
@@ -91,7 +114,7 @@ class AssaultGreedy:
             case M.PayToll(card=card):
                 return 1 if card == "food" else (-1 if card == "wound" else 0)
             case M.DeclareBattle(target=g):
-                return _attack_value(s, seat, g)
+                return 10 + _attack_value(s, seat, g)  # fight: the best target in reach
             case M.EndAttack():
                 return 0
             case M.AddAttacker():
@@ -137,7 +160,7 @@ class AssaultGreedy:
             case M.PassMend():
                 return 0
             case M.Advance():
-                return -1
+                return 2  # advance into the cleared region: the front moves on
             case M.EndAdvance():
                 return 0
             case M.Recruit(kind=kind, remove=r):
@@ -170,10 +193,10 @@ class AssaultGreedy:
             case M.HealUnit(unit=u, food=f):
                 return D.UNITS[u].ov * 0.3 - (0.5 if f else 0)
             case M.GsRecruit(region=g):
-                rr, _ = R.board(s)
+                rr = self._board(s)
                 return 2 if rr[g] not in (-1, race) else -2
             case M.GsMove(slayer=u, to=g):
-                rr, _ = R.board(s)
+                rr = self._board(s)
                 return 1 if rr[g] not in (-1, race) and s.transit < 0 else -1
             case M.GsAttack(slayers=sl):
                 return 3 + len(sl)
@@ -185,8 +208,11 @@ class AssaultGreedy:
         race = R.race_of(s, seat)
         row = s.rows[seat]
         if cmd == "attack":
+            # Attack whenever a target is in reach: battles are what score OP and
+            # empty the pools (weighing defenders heavily, the bot used to wait
+            # for a sure win and the games ran to the round limit).
             vals = [_attack_value(s, seat, g) for g in R.attack_targets(s, seat)]
-            return 10 + max(vals) if vals and max(vals) > 0 else -5
+            return 30 + max(vals) if vals else -5
         if cmd == "recruit":
             g = R.recruit_region(s, race)
             removes = R.placement_removes(s, race, g)
@@ -199,16 +225,18 @@ class AssaultGreedy:
             )
             return 6 + len(row) if cheap <= rp else -4
         if cmd == "move":
-            dist = _target_distance(s, race)
+            dist = self._dist(s, race)
             far = sum(1 for u in R.on_board(s, race) if dist[s.unit_loc[u]] > 1)
-            return 4 + far * 0.5 if far else -2
+            return 8 + far * 0.5 if far else -2  # march to the front
         if cmd == "heal":
             w = sum(1 for u in R.on_board(s, race) if s.unit_wounded[u])
             return 2 * w - 1
         if cmd == "plunder":
             return 1 + len(R.plunder_options(replace(s, budget=1), seat))
         if cmd == "rest":
-            return -3 + len(row)
+            # Rest right after an Attack: the row is taken back and the next
+            # Attack comes sooner.
+            return 20 if "attack" in row and len(row) >= 2 else -3 + len(row)
         if cmd == "leader":
             return 1.5
         if cmd == "magic":

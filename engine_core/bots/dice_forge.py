@@ -59,6 +59,11 @@ def face_value(face: str) -> float:
 
 class DiceForgeGreedy:
     name = "greedy"
+    standing_scale = 8.0  # a lead of this much in standing is a clear one
+
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's score now (glory, the feats' glory included)."""
+        return tuple(float(score(state, s)) for s in range(len(state.players)))
 
     def choose(self, game: Any, state: State, seat: Seat, rng: Rng) -> Any:
         moves = game.legal_moves(state, seat)

@@ -50,6 +50,11 @@ def _card_value(card_id: str) -> int:
 
 class DwarvesDuelGreedy:
     name = "greedy"
+    standing_scale = 3.0  # a lead of this much in standing is a clear one
+
+    def standing(self, state: State) -> tuple[float, ...]:
+        """Each seat's score now (the Victory Points in its display)."""
+        return tuple(float(x) for x in scores(state))
 
     def choose(self, game, state: State, seat: Seat, rng: Rng):
         moves = legal_moves(state, seat)

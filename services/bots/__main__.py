@@ -12,7 +12,7 @@ from services.bots.settings import BotSettings, env_name
 from services.bots.worker import BotWorker
 from services.common import eventloop
 from services.common.grpcserver import GrpcServer, ServerConfig
-from services.common.logging import configure_logging, get_logger
+from services.common.logging import announce, configure_logging
 
 
 async def _main(s: BotSettings) -> None:
@@ -24,8 +24,13 @@ async def _main(s: BotSettings) -> None:
     if s.metrics_port >= 0:
         httpd, _ = start_http_server(s.metrics_port, addr=s.grpc_host)
         metrics_port = httpd.server_port
-    get_logger("bots").info("bot_worker_started", consumer=s.consumer, grpc_port=port)
-    print(f"bots grpc_port={port} metrics_port={metrics_port} consumer={s.consumer}", flush=True)
+    announce(
+        "bot_worker_started",
+        f"bots grpc_port={port} metrics_port={metrics_port} consumer={s.consumer}",
+        consumer=s.consumer,
+        grpc_port=port,
+        metrics_port=metrics_port,
+    )
     try:
         await server.wait_for_shutdown()
     finally:

@@ -7,13 +7,14 @@ commit it decided on, idempotency key = bot and version, so a retried submit
 never plays twice and a stale one is simply refused (the next commit brings a
 fresh view).
 
-The engine bots decide on a state. For games whose view is the state itself
-(no hidden information) the bot rebuilds it from its own view and plays the
-game's bot (greedy by default). For games with hidden information a seat's view
-is not enough to decide on, and the engine has no determinisation yet, so the
-bot asks ``GetMatch`` for its legal moves (which the match service lists for
-the awaited caller) and plays one of them at random: it sees only what its seat
-may see, like any client.
+The bot decides on its seat's view alone, like any client: the view in the
+commit is decoded and handed to ``engine_core.bots.choose_from_view`` (the
+search bot searches from the view; the random and greedy bots play on a state
+sampled from it with ``game.sample_state``, whose hidden parts are dealt at
+random). The level comes from the bot's player id (``bot:<level>-<n>``, e.g.
+``bot:search-1``; ``LEVELS`` in ``engine_core.bots``), else the worker's
+default. A search decision gets a time budget (``search_time_s``) and runs in
+an executor thread, so the event loop keeps serving the other matches.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import asyncio
 import contextlib
 import os
 import time
+from concurrent.futures import Executor
 
 import grpc
 import msgspec
 
-from engine_core.bots import Bot, bot_for
+from engine_core.bots import LEVELS, Bot, bot_for, choose_from_view
 from engine_core.decider import Game
 from engine_core.registry import default_registry
 from engine_core.rng import Rng
@@ -64,6 +66,13 @@ def has_public_state(game: Game) -> bool:
     return game.View is game.State
 
 
+def level_of(player_id: str, default: str) -> str:
+    """The difficulty level a bot id names (``bot:search-1`` -> ``search``), or
+    ``default`` for ids that name none (``bot:7``)."""
+    name = player_id.split(":", 1)[-1].rsplit("-", 1)[0]
+    return name if name in LEVELS else default
+
+
 class SeatPlayer:
     def __init__(
         self,
@@ -76,6 +85,7 @@ class SeatPlayer:
         *,
         timeout_s: float = 10.0,
         move_delay_s: float = 0.0,
+        executor: Executor | None = None,
     ) -> None:
         self.stub = stub
         self.match_id = match_id
@@ -85,7 +95,8 @@ class SeatPlayer:
         self.bot = bot
         self.timeout_s = timeout_s
         self.move_delay_s = move_delay_s
-        self._view = msgspec.json.Decoder(game.State) if has_public_state(game) else None
+        self.executor = executor
+        self._view = msgspec.json.Decoder(game.View)
         self.moves = 0
 
     async def play(self) -> None:
@@ -114,23 +125,20 @@ class SeatPlayer:
                 backoff = min(2.0, backoff * 2)
 
     async def _on_commit(self, commit: match_pb2.MatchCommit) -> None:
+        if not commit.view_json:
+            return
         rng = Rng(os.urandom(16))
-        if self._view is not None:
-            if not commit.view_json:
-                return
-            version, state = commit.version, self._view.decode(commit.view_json)
-            if self.seat not in self.game.awaiting(state):
-                return
-            move_json = msgspec.json.encode(self.bot.choose(self.game, state, self.seat, rng))
-        else:
-            now = await self.stub.GetMatch(
-                match_pb2.GetMatchRequest(match_id=self.match_id),
-                metadata=self.identity.metadata(),
-                timeout=self.timeout_s,
+        version, view = commit.version, self._view.decode(commit.view_json)
+        if self.seat not in self.game.awaiting(self.game.sample_state(view, self.seat, rng)):
+            return
+        if self.bot.name == "search":  # seconds of CPU: off the event loop
+            loop = asyncio.get_running_loop()
+            move = await loop.run_in_executor(
+                self.executor, choose_from_view, self.bot, self.game, view, self.seat, rng
             )
-            if now.version != commit.version or not now.legal_moves_json:
-                return  # not our turn, or a newer commit is on its way: it decides
-            version, move_json = now.version, rng.choice(list(now.legal_moves_json)).encode()
+        else:
+            move = choose_from_view(self.bot, self.game, view, self.seat, rng)
+        move_json = msgspec.json.encode(move)
         if self.move_delay_s:
             await asyncio.sleep(self.move_delay_s)
         request = match_pb2.SubmitMoveRequest(
@@ -165,12 +173,18 @@ async def play_match(
     kind: str = "greedy",
     timeout_s: float = 10.0,
     move_delay_s: float = 0.0,
+    search_time_s: float = 0.5,
+    search_iterations: int = 5000,
+    executor: Executor | None = None,
 ) -> int:
-    """Play every bot seat of a match to its end; returns the moves made."""
+    """Play every bot seat of a match to its end; returns the moves made.
+
+    Each seat plays at the level its bot id names (``level_of``), else ``kind``;
+    a search bot spends at most ``search_time_s`` (and ``search_iterations``)
+    per decision, in ``executor`` (the loop's default executor if None)."""
     if not all(is_bot(b) for b in bots):
         raise ValueError(f"not bot ids: {sorted(b for b in bots if not is_bot(b))}")
     game = default_registry().get(game_name)
-    public = has_public_state(game)
     players = [
         SeatPlayer(
             stub,
@@ -178,9 +192,16 @@ async def play_match(
             game,
             Identity(bot_id, tokens),
             seat,
-            bot_for(kind if public else "random", game),
+            bot_for(
+                level_of(bot_id, kind),
+                game,
+                iterations=search_iterations,
+                time_s=search_time_s,
+                clock=time.monotonic,
+            ),
             timeout_s=timeout_s,
             move_delay_s=move_delay_s,
+            executor=executor,
         )
         for bot_id, seat in sorted(bots.items(), key=lambda kv: kv[1])
     ]

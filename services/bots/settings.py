@@ -8,6 +8,7 @@ import socket
 from dataclasses import dataclass
 from typing import Any
 
+from engine_core.bots import LEVELS
 from services.common.auth import AuthSettings
 
 _SHARED = {
@@ -34,7 +35,10 @@ class BotSettings:
     grpc_port: int = 0
     metrics_port: int = -1  # 0 = a free port; -1 = none
     grace_s: float = 5.0
-    kind: str = "greedy"  # "greedy" or "random" (engine_core.bots.bot_for)
+    kind: str = "greedy"  # level of bot ids that name none: random, greedy or search
+    search_time_s: float = 0.5  # time budget of one search decision
+    search_iterations: int = 5000  # iteration cap of one search decision
+    search_threads: int = 2  # executor threads for search decisions (off the event loop)
     consumer: str = dataclasses.field(
         default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}"
     )
@@ -42,20 +46,36 @@ class BotSettings:
     claim_idle_s: float = 60.0  # a job not touched this long (worker gone) is taken over
     move_delay_s: float = 0.0  # think time before each move
     rpc_timeout_s: float = 10.0
+    auth_settings: AuthSettings | None = None  # TABLETOP_JWT_*, read once by from_env
+
+    def __post_init__(self) -> None:
+        if self.kind not in LEVELS:
+            raise ValueError(
+                f"{env_name('kind')}={self.kind!r} is not a bot level ({', '.join(LEVELS)})"
+            )
+        if self.search_time_s <= 0 or self.search_iterations < 1 or self.search_threads < 1:
+            raise ValueError("the search budget and threads must be positive")
 
     def auth(self) -> AuthSettings:
-        """HS256 with ``jwt_secret`` (the development secret, with a warning, if empty)."""
-        if self.jwt_secret:
-            return AuthSettings(secret=self.jwt_secret)
-        return AuthSettings.from_env({})
+        """How bot tokens are signed: ``TABLETOP_JWT_*`` as every service reads
+        them, with ``jwt_secret`` (when set) as the HS256 secret; the
+        development secret, with a warning, when nothing is set."""
+        base = self.auth_settings
+        if base is None:
+            return (
+                AuthSettings(secret=self.jwt_secret)
+                if self.jwt_secret
+                else AuthSettings.from_env({})
+            )
+        return dataclasses.replace(base, secret=self.jwt_secret) if self.jwt_secret else base
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None, **overrides: Any) -> BotSettings:
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {"auth_settings": AuthSettings.from_env(env)}
         for f in dataclasses.fields(cls):
             raw = env.get(env_name(f.name))
-            if raw is None:
+            if raw is None or f.name == "auth_settings":
                 continue
             kind = f.type if isinstance(f.type, str) else f.type.__name__
             try:

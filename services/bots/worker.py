@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import redis.asyncio as redis
@@ -47,6 +48,9 @@ class BotWorker:
         self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
         self.tokens = Tokens(settings.auth())
         self.active: dict[bytes, asyncio.Task[None]] = {}
+        self.search_pool = ThreadPoolExecutor(
+            max_workers=max(1, settings.search_threads), thread_name_prefix="search"
+        )
         self.finished = 0
         self.failed = 0
         self._stop = asyncio.Event()
@@ -67,6 +71,7 @@ class BotWorker:
         for t in list(self.active.values()):
             with contextlib.suppress(BaseException):
                 await t
+        self.search_pool.shutdown(wait=False, cancel_futures=True)
         await self.channel.close()
         await self.redis.aclose()
 
@@ -122,6 +127,9 @@ class BotWorker:
                 kind=s.kind,
                 timeout_s=s.rpc_timeout_s,
                 move_delay_s=s.move_delay_s,
+                search_time_s=s.search_time_s,
+                search_iterations=s.search_iterations,
+                executor=self.search_pool,
             )
             self.finished += 1
             MATCHES_PLAYED.labels("finished").inc()

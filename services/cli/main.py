@@ -2,13 +2,15 @@
 
 tabletop up                          the whole stack on this machine (make run)
 tabletop games                       the games, player counts and options
-tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too)
+tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too;
+                                     --clock 30s / 5m+3s: a turn clock)
 tabletop queue GAME                  wait in matchmaking, with a live status line
 tabletop watch MATCH                 follow a match as a spectator
 tabletop replay MATCH [--speed X]    re-stream a match from its events
 tabletop matches [--player P]        matches of a player
 tabletop demo                        bots play every game through the stack
 tabletop local [GAME]                bots play in this process, no stack needed
+tabletop tournament create|register|start|show|watch|run   tournaments
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import uuid
 from typing import Any
 
@@ -26,11 +29,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
-from engine_core.bots import bot_for
+from engine_core.bots import LEVELS, bot_for, choose_from_view
 from engine_core.notation import move_text
 from engine_core.registry import UnknownGame, default_registry
 from engine_core.rng import Rng
 from engine_core.testing import playout
+from services.cli.clock import check_clock_spec, print_clocks, wait_counting_down
 from services.cli.connect import NotRunning, Session
 from services.common.errors import error_info
 from tabletop.match.v1 import match_pb2
@@ -168,13 +172,24 @@ def _option_names(schema: dict[str, Any]) -> list[str]:
 
 
 async def find_match(
-    s: Session, game: str, players: int, options: str, bots: bool, *, status_line: bool = True
+    s: Session,
+    game: str,
+    players: int,
+    options: str,
+    bots: bool,
+    *,
+    status_line: bool = True,
+    time_control: str = "",
 ) -> tuple[str, int]:
     """Queue for a match and wait until matchmaking seats us."""
     try:
         ticket = await s.matchmaking.Enqueue(
             matchmaking_pb2.EnqueueRequest(
-                game=game, player_counts=[players], options_json=options, allow_bots=bots
+                game=game,
+                player_counts=[players],
+                options_json=options,
+                allow_bots=bots,
+                time_control=time_control,
             ),
             metadata=s.metadata,
             timeout=5,
@@ -225,11 +240,11 @@ async def play_match(
     auto: bool,
     quiet: bool = False,
     on_move=None,
+    level: str = "greedy",
 ) -> match_pb2.GetMatchResponse:
     """Play our seat until the match is over; returns the final match."""
     rng = Rng(os.urandom(16))
-    bot = bot_for("greedy", game)
-    public = game.View is game.State
+    bot = bot_for(level, game, time_s=1.0, clock=time.monotonic)
     shown = -1
     while True:
         m = await s.match.GetMatch(
@@ -241,21 +256,20 @@ async def play_match(
         if m.status == FINISHED:
             return m
         if seat not in m.awaiting:
-            if not quiet:
-                console.print(f"[dim]waiting for seat(s) {list(m.awaiting)} ...[/]")
-            await next_commit(s, match_id, m.version)
+            if quiet:
+                await next_commit(s, match_id, m.version)
+            else:
+                await wait_counting_down(console, m, seat, next_commit(s, match_id, m.version))
             continue
         moves = decode_moves(game, list(m.legal_moves_json))
         if not moves:
             await next_commit(s, match_id, m.version)
             continue
-        if auto:
-            if public:
-                state = game.codec().view_json.decode(m.view_json)
-                move = bot.choose(game, state, seat, rng)
-            else:
-                move = rng.choice(moves)
+        if auto:  # the bot decides on our view alone
+            view = game.codec().view_json.decode(m.view_json)
+            move = choose_from_view(bot, game, view, seat, rng)
         else:
+            print_clocks(console, m, seat)
             move = ask_move(moves)
         try:
             reply = await s.match.SubmitMove(
@@ -311,6 +325,13 @@ def resolve_game(name: str) -> Any:
         raise CliError(str(e)) from None
 
 
+def clock_spec(args: argparse.Namespace) -> str:
+    try:
+        return check_clock_spec(args.clock)
+    except ValueError as e:
+        raise CliError(f"--clock: {e}") from None
+
+
 async def cmd_play(args: argparse.Namespace) -> int:
     game = resolve_game(args.game)
     players = args.players or (args.bots + 1 if args.bots else game.min_players)
@@ -320,9 +341,14 @@ async def cmd_play(args: argparse.Namespace) -> int:
     try:
         me = await s.login(args.name)
         console.print(f"signed in as [bold]{me}[/]")
-        match_id, seat = await find_match(s, game.name, players, args.options, True)
+        clock = clock_spec(args)
+        match_id, seat = await find_match(
+            s, game.name, players, args.options, True, time_control=clock
+        )
         console.print(f"match [bold]{match_id}[/], you are seat {seat}")
-        final = await play_match(s, game, match_id, seat, auto=args.auto, quiet=args.quiet)
+        final = await play_match(
+            s, game, match_id, seat, auto=args.auto, quiet=args.quiet, level=args.level
+        )
         print_outcome(final, seat)
         return 0
     finally:
@@ -492,8 +518,20 @@ def parser() -> argparse.ArgumentParser:
     play.add_argument("--bots", type=int, default=0, help="bot seats (default: the rest)")
     play.add_argument("--options", default="", help="the game's options as JSON")
     play.add_argument("--auto", action="store_true", help="a bot plays your seat too")
+    play.add_argument(
+        "--level",
+        default="greedy",
+        choices=LEVELS,
+        help="level of the --auto bot (bot seats: TABLETOP_MATCHMAKING_BOT_LEVEL)",
+    )
     play.add_argument("--quiet", action="store_true", help="print only the result")
     play.add_argument("--name", default="", help="your display name")
+    play.add_argument(
+        "--clock",
+        default="",
+        help="turn clock: none, default (the game's), 30s (per move), 5m+3s (Fischer), "
+        "then delay=2s timeouts=3 then=bot|forfeit (default: the matchmaker's)",
+    )
     play.set_defaults(func=cmd_play)
 
     q = sub.add_parser("queue", help="wait in matchmaking for a match")
@@ -527,8 +565,12 @@ def parser() -> argparse.ArgumentParser:
     lo.add_argument("game", nargs="?", help="game id (default: every game)")
     lo.add_argument("--players", type=int)
     lo.add_argument("--seed", type=int, default=1)
-    lo.add_argument("--bot", default="greedy", choices=["random", "greedy"])
+    lo.add_argument("--bot", default="greedy", choices=LEVELS)
     lo.set_defaults(func=cmd_local)
+
+    from services.cli import tournament
+
+    tournament.add_parser(sub)
     return p
 
 

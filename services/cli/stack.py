@@ -8,6 +8,12 @@ starts; endpoints are printed; Ctrl-C or SIGTERM stops everything in reverse
 order. A child that dies is reported with its last log lines and the stack
 stops rather than run half-broken.
 
+Each service's log (JSON lines, stdout and stderr) is
+``.data/logs/<service>.log``, rotated by size: past ``TABLETOP_LOG_MAX_BYTES``
+(default 10 MiB) it is copied to ``<service>.log.1`` (older copies shift up to
+``.log.<TABLETOP_LOG_KEEP>``, default 3, the oldest dropped) and truncated in
+place; the service keeps writing (append mode) without a restart.
+
 Every address comes from the environment: with ``TABLETOP_NATS_URL`` or
 ``TABLETOP_REDIS_URL`` set, the embedded server is not started and the
 services use the external one.
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +35,7 @@ from pathlib import Path
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.auth import DEV_SECRET
 from services.common.servers import NatsServer, ServerError, ValkeyServer, free_port
 
 
@@ -46,9 +54,13 @@ class StackSettings:
     rules_port: int = 50051
     match_port: int = 50052
     matchmaking_port: int = 50053
+    tournaments_port: int = 50054
+    tournaments_metrics_port: int = 9105
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
     rules_workers: int = 0  # 0: one per core
+    log_max_bytes: int = 10 * 1024 * 1024
+    log_keep: int = 3
     jwt_secret: str | None = None
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
@@ -66,11 +78,15 @@ class StackSettings:
             "rules_port": port("TABLETOP_RULES_PORT", 50051),
             "match_port": port("TABLETOP_MATCH_PORT", 50052),
             "matchmaking_port": port("TABLETOP_MATCHMAKING_PORT", 50053),
+            "tournaments_port": port("TABLETOP_TOURNAMENTS_PORT", 50054),
+            "tournaments_metrics_port": port("TABLETOP_TOURNAMENTS_METRICS_PORT", 9105),
             "metrics_ports": tuple(
                 port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
             ),
             "rules_workers": int(env.get("TABLETOP_RULES_WORKERS", "0")),
+            "log_max_bytes": int(env.get("TABLETOP_LOG_MAX_BYTES", 10 * 1024 * 1024)),
+            "log_keep": int(env.get("TABLETOP_LOG_KEEP", 3)),
             "jwt_secret": env.get("TABLETOP_JWT_SECRET") or None,
         }
         values.update(overrides)
@@ -86,6 +102,8 @@ class StackSettings:
             "rules_port": free_port(),
             "match_port": free_port(),
             "matchmaking_port": free_port(),
+            "tournaments_port": free_port(),
+            "tournaments_metrics_port": free_port(),
             "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
             "rules_workers": 1,
         }
@@ -146,6 +164,26 @@ class Child:
             self.proc.wait(timeout)
 
 
+def rotate_log(path: Path, max_bytes: int, keep: int) -> bool:
+    """Copy-and-truncate ``path`` once it is larger than ``max_bytes``, keeping
+    ``keep`` older copies (``path.1`` the newest). The writer holds the file
+    open in append mode, so it goes on writing at the new end. True if rotated."""
+    try:
+        if max_bytes <= 0 or path.stat().st_size <= max_bytes:
+            return False
+    except FileNotFoundError:
+        return False
+    if keep > 0:
+        for i in range(keep - 1, 0, -1):
+            older = path.with_name(f"{path.name}.{i}")
+            if older.exists():
+                older.replace(path.with_name(f"{path.name}.{i + 1}"))
+        shutil.copyfile(path, path.with_name(f"{path.name}.1"))
+    with open(path, "r+b") as f:
+        f.truncate(0)
+    return True
+
+
 def grpc_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:
     """True once the server at ``host:port`` answers its health check SERVING."""
     try:
@@ -192,12 +230,22 @@ class Stack:
     def _metrics(self, index: int) -> str:
         return str(self.s.metrics_ports[index])
 
+    def metrics_address(self, name: str) -> str:
+        """Where a service's Prometheus ``/metrics`` is served."""
+        index = ("rules", "match", "matchmaking", "bots").index(name)
+        return f"http://{self.s.host}:{self.s.metrics_ports[index]}/metrics"
+
+    def rotate_logs(self) -> None:
+        for child in self.children:
+            rotate_log(child.log_path, self.s.log_max_bytes, self.s.log_keep)
+
     def endpoints(self) -> dict[str, str]:
         h = self.s.host
         return {
             "rules": f"{h}:{self.s.rules_port}",
             "match": f"{h}:{self.s.match_port}",
             "matchmaking": f"{h}:{self.s.matchmaking_port}",
+            "tournaments": f"{h}:{self.s.tournaments_port}",
             "nats": self.nats_url,
             "redis": self.redis_url,
         }
@@ -209,6 +257,7 @@ class Stack:
             "TABLETOP_MATCH_ADDR": e["match"],
             "TABLETOP_MATCHMAKING_ADDR": e["matchmaking"],
             "TABLETOP_RULES_ADDR": e["rules"],
+            "TABLETOP_TOURNAMENTS_ADDR": e["tournaments"],
         }
 
     def _env(self) -> dict[str, str]:
@@ -234,6 +283,9 @@ class Stack:
                 "TABLETOP_MATCHMAKING_METRICS_PORT": self._metrics(2),
                 "TABLETOP_RULES_METRICS_PORT": self._metrics(0),
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
+                "TABLETOP_TOURNAMENTS_HOST": h,
+                "TABLETOP_TOURNAMENTS_PORT": str(self.s.tournaments_port),
+                "TABLETOP_TOURNAMENTS_METRICS_PORT": str(self.s.tournaments_metrics_port),
             }
         )
         # On one machine people are scarce: offer bots after a short wait.
@@ -246,6 +298,7 @@ class Stack:
             ("match", "services.match", self.s.match_port),
             ("matchmaking", "services.matchmaking", self.s.matchmaking_port),
             ("bots", "services.bots", None),
+            ("tournaments", "services.tournaments", self.s.tournaments_port),
         ]
 
     # ------------------------------------------------------------ lifecycle
@@ -265,6 +318,11 @@ class Stack:
                 self.redis_url = self.valkey.url
                 self.echo(f"  valkey      {self.redis_url}")
             env = self._env()
+            if env["TABLETOP_JWT_SECRET"] == DEV_SECRET:
+                self.echo(
+                    "  WARNING     TABLETOP_JWT_SECRET is the development secret: "
+                    "anyone can forge tokens"
+                )
             for name, module, port in self._specs():
                 child = Child(
                     name,
@@ -277,7 +335,8 @@ class Stack:
                 self.children.append(child)
                 self._wait_ready(child, timeout)
                 where = f"{self.s.host}:{port}" if port else "(no port)"
-                self.echo(f"  {name:<11} {where}  log: {child.log_path}")
+                metrics = self.metrics_address(name)
+                self.echo(f"  {name:<11} {where}  metrics: {metrics}  log: {child.log_path}")
         except BaseException:
             self.stop()
             raise
@@ -324,6 +383,10 @@ class Stack:
         self.echo("Tabletop is up. In another terminal, try:")
         self.echo("  .venv/bin/tabletop play tic_tac_toe --bots 1")
         self.echo("  .venv/bin/tabletop play dice_forge --bots 3")
+        self.echo(
+            f"Logs: {self.data_dir / 'logs'} (JSON lines; each rotated past "
+            f"{self.s.log_max_bytes // (1024 * 1024)} MiB, {self.s.log_keep} kept)."
+        )
         self.echo("Ctrl-C stops everything.")
         code = 0
         try:
@@ -337,6 +400,7 @@ class Stack:
                     self.echo("stopping the stack rather than running half-broken")
                     code = 1
                     break
+                self.rotate_logs()
                 time.sleep(0.5)
         except KeyboardInterrupt:
             self.echo("\nstopping ...")

@@ -13,10 +13,16 @@ or of other rules is refused, never misread:
   replica's rules are not the ones that made them: e.g. during a rolling deploy).
 
 Moves, events, options and views are JSON (msgspec) that clients read directly.
+Every JSON text from outside passes ``check_json`` first: at most
+``MAX_JSON_DEPTH`` levels of arrays and objects (``InvalidArgument
+("json_too_deep")``), so a decoder never recurses into a hostile input, and at
+most the caller's byte limit (``InvalidArgument("json_too_large")``).
 """
 
 from __future__ import annotations
 
+import re
+from itertools import accumulate
 from typing import Any
 
 import msgspec
@@ -25,11 +31,15 @@ from engine_core.decider import Codec, Game
 from services.common.errors import FailedPrecondition, InvalidArgument
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "check_json",
     "codec_for",
+    "decode_events",
     "decode_move",
     "decode_options",
     "decode_state",
     "encode_state",
+    "json_depth",
     "peek_state_game",
     "to_json",
 ]
@@ -105,14 +115,79 @@ def decode_state(game: Game, data: bytes) -> Any:
         ) from None
 
 
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted in a JSON text from outside.
+No game's move, event or options come near it; a decoder recursing into 1,000
+levels would fail with ``RecursionError``."""
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"?', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def json_depth(data: bytes | str) -> int:
+    """The nesting of ``[`` and ``{`` in a JSON text (strings skipped), exact
+    when above ``MAX_JSON_DEPTH``; at or below it, an upper bound.
+
+    Cheap: a text with no more opening brackets than the limit is not scanned
+    further; the others are scanned by C loops (regex, translate, accumulate)."""
+    raw = data.encode() if isinstance(data, str) else bytes(data)
+    opening = raw.count(b"[") + raw.count(b"{")
+    if opening <= MAX_JSON_DEPTH:
+        return opening
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+
+
+def check_json(what: str, data: bytes | str, max_bytes: int | None = None) -> bytes | str:
+    """``data`` if it is a JSON text small and shallow enough to decode safely;
+    ``InvalidArgument`` (``json_too_large`` / ``json_too_deep``) otherwise."""
+    if max_bytes is not None:
+        size = len(data)  # characters first (cheap), then UTF-8 bytes if needed
+        if isinstance(data, str) and max_bytes >= size > max_bytes // 4:
+            size = len(data.encode())
+        if size > max_bytes:
+            raise InvalidArgument(
+                "json_too_large",
+                f"the {what} JSON exceeds {max_bytes} bytes",
+                field=what,
+                limit=str(max_bytes),
+            )
+    if json_depth(data) > MAX_JSON_DEPTH:
+        raise InvalidArgument(
+            "json_too_deep",
+            f"the {what} JSON nests deeper than {MAX_JSON_DEPTH} levels",
+            field=what,
+            limit=str(MAX_JSON_DEPTH),
+        )
+    return data
+
+
 def decode_move(game: Game, data: bytes | str) -> Any:
     """A move from client JSON (``MalformedMove`` -> INVALID_ARGUMENT if bad)."""
-    return codec_for(game).decode_move(data)
+    return codec_for(game).decode_move(check_json("move", data))
 
 
 def decode_options(game: Game, data: bytes | str) -> Any:
     """Options from client JSON; empty means the defaults."""
-    return codec_for(game).decode_options(data)
+    return codec_for(game).decode_options(check_json("options", data))
+
+
+def decode_events(game: Game, texts: Any) -> list[Any]:
+    """Events from JSON texts; ``InvalidArgument("malformed_event", index=i)``
+    for the first that is not an event of ``game``."""
+    decoder = codec_for(game).event_json
+    events = []
+    for i, text in enumerate(texts):
+        try:
+            events.append(decoder.decode(check_json("event", text)))
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise InvalidArgument(
+                "malformed_event",
+                f"event {i} is not an event of {game.name}: {e}",
+                index=str(i),
+            ) from None
+    return events
 
 
 def to_json(value: Any) -> bytes:

@@ -16,6 +16,7 @@ IllegalMove, NotYourTurn, GameOver,             FAILED_PRECONDITION
 ``Aborted`` (stale expected version)            ABORTED
 ``Unauthenticated`` / ``PermissionDenied``      UNAUTHENTICATED / PERMISSION_DENIED
 ``Unavailable`` (a dependency is down)          UNAVAILABLE
+``ResourceExhausted`` (a rate limit; RetryInfo)  RESOURCE_EXHAUSTED
 anything else (a bug)                           INTERNAL, logged with its traceback
 ==============================================  ====================
 
@@ -25,11 +26,11 @@ status. Clients read the details back with ``error_info(rpc_error)``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import grpc
-from google.protobuf import any_pb2
+from google.protobuf import any_pb2, duration_pb2
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -52,11 +53,14 @@ __all__ = [
     "InvalidArgument",
     "NotFound",
     "PermissionDenied",
+    "ResourceExhausted",
     "ServiceError",
     "Unauthenticated",
     "Unavailable",
     "abort",
+    "clip",
     "error_info",
+    "retry_info",
     "rich_status",
     "status_of",
 ]
@@ -109,6 +113,22 @@ class Unavailable(ServiceError):
     status = grpc.StatusCode.UNAVAILABLE
 
 
+class ResourceExhausted(ServiceError):
+    """A limit of the caller was reached (RESOURCE_EXHAUSTED); the status also
+    carries a ``google.rpc.RetryInfo`` saying when to try again."""
+
+    status = grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    def __init__(self, reason: str, message: str = "", retry_after_s: float = 1.0, **metadata: str):
+        super().__init__(reason, message, retry_after_ms=str(int(retry_after_s * 1000)), **metadata)
+        self.retry_after_s = retry_after_s
+
+    def extra_details(self) -> tuple[Any, ...]:
+        delay = duration_pb2.Duration()
+        delay.FromNanoseconds(int(max(0.0, self.retry_after_s) * 1e9))
+        return (error_details_pb2.RetryInfo(retry_delay=delay),)
+
+
 _ENGINE_STATUS: tuple[tuple[type[EngineError], grpc.StatusCode], ...] = (
     (MalformedMove, grpc.StatusCode.INVALID_ARGUMENT),
     (UnknownSeat, grpc.StatusCode.INVALID_ARGUMENT),
@@ -132,15 +152,43 @@ def status_of(exc: BaseException) -> tuple[grpc.StatusCode, str, str, Mapping[st
     return grpc.StatusCode.INTERNAL, "internal", "internal error", {}
 
 
+MAX_MESSAGE_CHARS = 512
+"""Longest message a status carries; longer ones are cut (with "...")."""
+MAX_METADATA_CHARS = 128
+"""Longest ErrorInfo metadata value (and at most ``MAX_METADATA_ENTRIES`` entries)."""
+MAX_METADATA_ENTRIES = 16
+
+
+def clip(text: str, limit: int) -> str:
+    """``text``, or its first ``limit`` characters and "..." (never an echo of a
+    whole input: a status travels in the trailers, which gRPC bounds)."""
+    return text if len(text) <= limit else text[: max(0, limit - 3)] + "..."
+
+
 def rich_status(
-    code: grpc.StatusCode, reason: str, message: str, metadata: Mapping[str, str] | None = None
+    code: grpc.StatusCode,
+    reason: str,
+    message: str,
+    metadata: Mapping[str, str] | None = None,
+    extra_details: Sequence[Any] = (),
 ) -> grpc.Status:
-    """A ``grpc.Status`` carrying ``google.rpc.Status`` with one ErrorInfo."""
-    info = error_details_pb2.ErrorInfo(reason=reason, domain=DOMAIN, metadata=dict(metadata or {}))
-    detail = any_pb2.Any()
-    detail.Pack(info)
+    """A ``grpc.Status`` carrying ``google.rpc.Status`` with one ErrorInfo (and
+    ``extra_details``, e.g. a ``RetryInfo``). The message and every metadata
+    value are clipped, so no status echoes a long input."""
+    meta = {
+        clip(str(k), 64): clip(str(v), MAX_METADATA_CHARS)
+        for k, v in list((metadata or {}).items())[:MAX_METADATA_ENTRIES]
+    }
+    info = error_details_pb2.ErrorInfo(reason=clip(reason, 64), domain=DOMAIN, metadata=meta)
+    details = []
+    for d in (info, *extra_details):
+        detail = any_pb2.Any()
+        detail.Pack(d)
+        details.append(detail)
     return rpc_status.to_status(
-        status_pb2.Status(code=code.value[0], message=message, details=[detail])
+        status_pb2.Status(
+            code=code.value[0], message=clip(message, MAX_MESSAGE_CHARS), details=details
+        )
     )
 
 
@@ -150,7 +198,8 @@ async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoRetu
     bind(reason=reason)
     if code is grpc.StatusCode.INTERNAL:
         _log.error("unhandled_error", exc_info=exc)
-    await context.abort_with_status(rich_status(code, reason, message, metadata))
+    extra = exc.extra_details() if isinstance(exc, ResourceExhausted) else ()
+    await context.abort_with_status(rich_status(code, reason, message, metadata, extra))
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 
 
@@ -165,6 +214,20 @@ def error_info(error: grpc.RpcError | grpc.aio.AioRpcError) -> error_details_pb2
     for detail in status.details:
         if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
             info = error_details_pb2.ErrorInfo()
+            detail.Unpack(info)
+            return info
+    return None
+
+
+def retry_info(error: grpc.RpcError | grpc.aio.AioRpcError) -> error_details_pb2.RetryInfo | None:
+    """The RetryInfo of a failed call (client side), or None if it has none."""
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except ValueError:
+        return None
+    for detail in status.details if status is not None else ():
+        if detail.Is(error_details_pb2.RetryInfo.DESCRIPTOR):
+            info = error_details_pb2.RetryInfo()
             detail.Unpack(info)
             return info
     return None

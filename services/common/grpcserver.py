@@ -11,8 +11,10 @@
 
 Every server gets standard health checking (``grpc.health.v1.Health``: ``""``
 and each added service SERVING once started), server reflection, message size
-limits, and the interceptors (by default ``LoggingInterceptor`` then
-``ErrorInterceptor``: one log line per RPC, exceptions to rich statuses).
+limits, and the interceptors (by default ``MetricsInterceptor``,
+``LoggingInterceptor``, ``ErrorInterceptor`` then ``BoundsInterceptor``:
+latency and status of every RPC in Prometheus, one log line per RPC,
+exceptions to rich statuses, every request field bounded).
 
 Shutdown (SIGTERM, SIGINT or ``stop()``): health goes NOT_SERVING for every
 service first, then after ``drain_seconds`` (time for load balancers to notice)
@@ -34,8 +36,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
+from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.logging import LoggingInterceptor, get_logger
+from services.common.metrics import MetricsInterceptor, methods_of
 
 __all__ = [
     "ROUND_ROBIN",
@@ -123,7 +127,13 @@ class GrpcServer:
     ) -> None:
         self.config = config
         if interceptors is None:
-            interceptors = (LoggingInterceptor(), ErrorInterceptor())
+            interceptors = (
+                MetricsInterceptor(),
+                LoggingInterceptor(),
+                ErrorInterceptor(),
+                BoundsInterceptor(),
+            )
+        self._interceptors = tuple(interceptors)
         self.server = grpc.aio.server(
             interceptors=list(interceptors),
             options=server_options(config),
@@ -169,6 +179,9 @@ class GrpcServer:
             raise OSError(f"could not bind {self.config.host}:{self.config.port}")
         await self.server.start()
         self._port = port
+        for interceptor in self._interceptors:
+            if isinstance(interceptor, MetricsInterceptor):
+                interceptor.prepare(methods_of(self._services))
         serving = health_pb2.HealthCheckResponse.SERVING
         for name in ("", *self._services):
             await self.health.set(name, serving)

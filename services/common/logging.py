@@ -15,7 +15,12 @@ coloured key=value text on a terminal; ``TABLETOP_LOG_FORMAT=json|console``
 forces one. ``LoggingInterceptor`` writes exactly one ``rpc`` line per call with
 ``method``, ``code`` (the gRPC status name), ``duration_ms`` and whatever the
 handler ``bind``-ed (game, match, seat, version, move, outcome, ...), plus
-``reason`` when ``services.common.errors`` refused the call. Observers
+``reason`` when ``services.common.errors`` refused the call. Its level says
+who is at fault (``LEVEL_OF_CODE``): refusals of client input at info,
+authentication failures at warning, our own faults at error, calls the client
+cancelled at debug; successful polled reads (``READ_METHODS``: GetMatch, ...)
+at debug, one in ``TABLETOP_LOG_SAMPLE`` of them at info. Libraries' stdlib
+logging and Python warnings are rendered the same way. Observers
 (``LoggingInterceptor(observers=[fn])``, e.g. Prometheus metrics) get
 ``fn(method, code, seconds, fields)`` right after the line.
 
@@ -25,6 +30,7 @@ Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
 import sys
@@ -36,10 +42,53 @@ import grpc
 import structlog
 from structlog.contextvars import bind_contextvars
 
-__all__ = ["LoggingInterceptor", "RpcObserver", "bind", "configure_logging", "get_logger"]
+__all__ = [
+    "LoggingInterceptor",
+    "RpcObserver",
+    "announce",
+    "bind",
+    "code_name",
+    "configure_logging",
+    "get_logger",
+]
 
 #: Methods logged at debug level only (probes would drown the real traffic).
 QUIET_PREFIXES: tuple[str, ...] = ("/grpc.health.v1.", "/grpc.reflection.")
+
+#: Reads that clients poll (and that each move or view causes in the rules
+#: service): a successful one is logged at debug, and one in
+#: ``TABLETOP_LOG_SAMPLE`` (default 100) at info with ``sample=N``. Refusals
+#: and faults of these are logged like any other call. Metrics count them all.
+READ_METHODS: frozenset[str] = frozenset(
+    {
+        "/tabletop.match.v1.MatchService/GetMatch",
+        "/tabletop.match.v1.MatchService/ListMatches",
+        "/tabletop.matchmaking.v1.MatchmakingService/GetRating",
+        "/tabletop.matchmaking.v1.MatchmakingService/Leaderboard",
+        "/tabletop.rules.v1.RulesService/LegalMoves",
+        "/tabletop.rules.v1.RulesService/View",
+        "/tabletop.rules.v1.RulesService/Outcome",
+        "/tabletop.rules.v1.RulesService/Fold",
+    }
+)
+
+#: The level of an ``rpc`` line by its status: refusals of what a client sent
+#: at info, authentication failures at warning, our own faults at error.
+#: CANCELLED (the client went away, e.g. a watch it closed) is debug.
+LEVEL_OF_CODE: dict[str, str] = {
+    "OK": "info",
+    "CANCELLED": "debug",
+    "UNAUTHENTICATED": "warning",
+    "PERMISSION_DENIED": "warning",
+    "DEADLINE_EXCEEDED": "warning",
+    "UNKNOWN": "error",
+    "INTERNAL": "error",
+    "DATA_LOSS": "error",
+    "UNIMPLEMENTED": "error",
+    "UNAVAILABLE": "error",
+}
+"""Any other status (INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION, ABORTED,
+ALREADY_EXISTS, OUT_OF_RANGE, RESOURCE_EXHAUSTED) is a refusal: info."""
 
 
 def configure_logging(
@@ -70,11 +119,14 @@ def configure_logging(
         if fmt == "json"
         else structlog.dev.ConsoleRenderer(colors=stream.isatty())
     )
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
     structlog.configure(
         processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *shared,
             structlog.processors.StackInfoRenderer(),
             structlog.processors.format_exc_info,
             renderer,
@@ -85,7 +137,49 @@ def configure_logging(
     )
     structlog.contextvars.clear_contextvars()
     bind_contextvars(service=service, pid=os.getpid())
-    logging.basicConfig(level=level, stream=sys.stderr, force=True)
+    # Libraries' stdlib logging and Python's warnings become lines of the same
+    # form (JSON in files), never plain text among the JSON lines.
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                renderer,
+            ],
+        )
+    )
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    # Re-installed on every call: a second captureWarnings(True) is a no-op, and
+    # whoever replaced warnings.showwarning since (a test runner) would keep it.
+    logging.captureWarnings(False)
+    logging.captureWarnings(True)
+
+
+def announce(event: str, message: str, **fields: Any) -> None:
+    """A start-up line that people and scripts read (``listening on ...``):
+    the log line ``event`` with the text in ``message``, JSON like every
+    other line in files."""
+    structlog.get_logger().info(event, message=message, **fields)
+
+
+def listening_address(line: str) -> str | None:
+    """The address in a service's ``listening`` start-up line (JSON, or the
+    console's ``listening on <address>``), or None for any other line."""
+    line = line.strip()
+    if line.startswith("{"):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return None
+        if isinstance(record, dict) and record.get("event") == "listening":
+            address = record.get("address")
+            return address if isinstance(address, str) else None
+        return None
+    if "listening on " in line:
+        return line.rsplit(" ", 1)[1]
+    return None
 
 
 def get_logger(name: str | None = None, **initial: Any) -> Any:
@@ -104,7 +198,8 @@ def bind(**fields: Any) -> None:
 _log = get_logger("rpc")
 
 
-def _code_name(context: Any, error: BaseException | None) -> str:
+def code_name(context: Any, error: BaseException | None) -> str:
+    """The final status name of a call (``OK``, ``CANCELLED``, ...)."""
     code = None
     try:
         code = context.code()
@@ -145,9 +240,17 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         self,
         quiet_prefixes: Iterable[str] = QUIET_PREFIXES,
         observers: Iterable[RpcObserver] = (),
+        *,
+        read_methods: Iterable[str] = READ_METHODS,
+        sample: int | None = None,
     ) -> None:
         self._quiet = tuple(quiet_prefixes)
         self._observers = tuple(observers)
+        self._reads = frozenset(read_methods)
+        if sample is None:
+            sample = int(os.environ.get("TABLETOP_LOG_SAMPLE", "100"))
+        self._sample = max(0, sample)
+        self._samplers: dict[str, _Sampler] = {}
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
@@ -162,7 +265,11 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]  # wrapped once per method, not once per call
-        quiet = method.startswith(self._quiet)
+        quiet: Any = method.startswith(self._quiet)
+        if not quiet and method in self._reads:
+            quiet = self._samplers.get(method) or self._samplers.setdefault(
+                method, _Sampler(self._sample)
+            )
         observers = self._observers
 
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
@@ -173,24 +280,50 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         return wrapped
 
 
+class _Sampler:
+    """One in ``every`` successful calls of a read method is logged at info."""
+
+    __slots__ = ("count", "every")
+
+    def __init__(self, every: int) -> None:
+        self.every = every
+        self.count = 0
+
+    def take(self) -> bool:
+        if self.every <= 0:
+            return False
+        self.count += 1
+        if self.count >= self.every:
+            self.count = 0
+            return True
+        return False
+
+
 def _finish(
     method: str,
-    quiet: bool,
+    quiet: Any,
     started: float,
     context: Any,
     error: BaseException | None,
     observers: tuple[RpcObserver, ...],
 ) -> None:
-    code = _code_name(context, error)
+    code = code_name(context, error)
     seconds = time.perf_counter() - started
     duration_ms = round(seconds * 1000, 3)
-    if quiet:
+    if quiet is True:
         level = "debug"
-    elif code in ("UNKNOWN", "INTERNAL", "DATA_LOSS"):
-        level = "error"
     else:
-        level = "info"
-    getattr(_log, level)("rpc", method=method, code=code, duration_ms=duration_ms)
+        level = LEVEL_OF_CODE.get(code, "info")
+        if quiet and code == "OK":
+            if quiet.take():
+                _log.info(
+                    "rpc", method=method, code=code, duration_ms=duration_ms, sample=quiet.every
+                )
+                level = ""
+            else:
+                level = "debug"
+    if level:
+        getattr(_log, level)("rpc", method=method, code=code, duration_ms=duration_ms)
     if observers:
         fields = structlog.contextvars.get_contextvars()
         for observe in observers:
@@ -204,7 +337,7 @@ def _logged(
     behavior: Callable[..., Any],
     streaming: bool,
     method: str,
-    quiet: bool,
+    quiet: Any,
     observers: tuple[RpcObserver, ...],
 ) -> Callable[..., Any]:
     if streaming:

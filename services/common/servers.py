@@ -135,11 +135,28 @@ class _Process:
         if proc is None or proc.poll() is not None:
             return
         proc.send_signal(signal.SIGKILL if kill else signal.SIGTERM)
+        if not kill:
+            proc.send_signal(signal.SIGCONT)  # a paused process cannot act on SIGTERM
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process keeps its sockets open and answers nothing."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT after ``pause``."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.send_signal(signal.SIGCONT)
+
+    def kill(self) -> None:
+        """SIGKILL (kill -9) and wait: no shutdown of any kind. ``start``
+        brings it back on the same port and folder."""
+        self.stop(kill=True)
 
     def restart(self, *, kill: bool = False, timeout: float = 15.0) -> Self:
         """Stop and start again on the same port with the same data folder."""

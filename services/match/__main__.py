@@ -1,6 +1,6 @@
 """``python -m services.match``: run the match service (settings from the
-environment, see ``services.match.settings``). Prints ``listening on
-<host>:<port>`` once it serves; SIGTERM or SIGINT stops it gracefully."""
+environment, see ``services.match.settings``). Logs ``listening`` with the
+message ``listening on <host>:<port>`` once it serves; SIGTERM or SIGINT stops it gracefully."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import argparse
 import sys
 
 from services.common import eventloop
-from services.common.logging import configure_logging
+from services.common.logging import announce, configure_logging
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
 
 
 async def serve(settings: MatchSettings) -> None:
     server = await MatchServer(settings).start()
-    print(f"listening on {server.address}", flush=True)
+    announce("listening", f"listening on {server.address}", address=server.address)
     await server.serve_until_signal()
 
 

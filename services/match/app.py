@@ -1,7 +1,8 @@
 """The match application: create, move, read, watch, replay, list.
 
 Each use case is its own file, one path through the service:
-``writes.py`` (create, submit), ``reads.py`` (get, list), ``streams.py``
+``writes.py`` (create, submit), ``timers.py`` (turn clocks running out: the
+fire consumer, the reconciler), ``reads.py`` (get, list), ``streams.py``
 (watch, replay), all over ``projections.py`` (loading a match) and
 ``base.py`` (ports, settings, the calls to the rules and the store).
 """
@@ -11,10 +12,11 @@ from __future__ import annotations
 from services.match.base import AppConfig
 from services.match.reads import MatchView, Reads
 from services.match.streams import CommitView, Streams
-from services.match.writes import MoveResult, Writes
+from services.match.timers import Timeouts
+from services.match.writes import MoveResult
 
 __all__ = ["AppConfig", "CommitView", "MatchApp", "MatchView", "MoveResult"]
 
 
-class MatchApp(Writes, Reads, Streams):
+class MatchApp(Timeouts, Reads, Streams):
     """Matches as event streams: every use case over one set of ports."""

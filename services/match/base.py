@@ -14,16 +14,19 @@ import asyncio
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from services.common.auth import Principal
-from services.match.errors import Unavailable
+from services.match.errors import OutcomeUnknown, Unavailable
 from services.match.feeds import Feeds
 from services.match.index import MatchIndex
-from services.match.model import Commit, MatchMeta, Projection
+from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
-from services.match.store import JetStreamStore, StoreUnavailable
+from services.match.store import AppendOutcomeUnknown, JetStreamStore, StoreUnavailable
 from services.match.writebehind import WriteBehind
+
+if TYPE_CHECKING:
+    from services.match.timers import TimerSchedule
 
 T = TypeVar("T")
 
@@ -53,8 +56,10 @@ class AppBase:
         cache: ProjectionCache,
         index: MatchIndex,
         config: AppConfig | None = None,
+        timers: TimerSchedule | None = None,
     ) -> None:
         self.rules = rules
+        self.timers = timers
         self.store = store
         self.cache = cache
         self.index = index
@@ -96,9 +101,32 @@ class AppBase:
             raise Unavailable("store_unavailable", str(e)) from None
 
     async def _append(
-        self, match_id: str, commit: Commit, expected: int, msg_id: str
+        self,
+        match_id: str,
+        commit: Commit,
+        expected: int,
+        msg_id: str,
+        *,
+        headers: dict[str, str] | None = None,
+        unknown: dict[str, str] | None = None,
     ) -> tuple[int, bool]:
-        return await self._store(self.store.append(match_id, commit, expected, msg_id))
+        """Append; an append not acknowledged in time is ``OutcomeUnknown``
+        (``UNAVAILABLE outcome_unknown`` with ``unknown`` as its metadata),
+        every other store failure ``UNAVAILABLE store_unavailable`` (nothing
+        written)."""
+        try:
+            return await self.store.append(match_id, commit, expected, msg_id, headers)
+        except AppendOutcomeUnknown as e:
+            raise OutcomeUnknown(
+                f"{e}; the commit may still be stored: retry the same request with the same "
+                "idempotency key to learn whether it was",
+                **(unknown or {}),
+            ) from None
+        except StoreUnavailable as e:
+            raise Unavailable("store_unavailable", str(e)) from None
+
+    async def _arm(self, match_id: str, version: int, clocks: Clocks | None) -> None:
+        """Schedule the turn timer after a commit (see ``timers.Timeouts``)."""
 
     async def drain(self) -> None:
         """Write the pending cache updates now (graceful shutdown, tests)."""

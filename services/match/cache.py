@@ -1,7 +1,8 @@
 """The ``ProjectionCache`` on Redis (or Valkey): one hash per match.
 
 ``match:<id>`` holds ``v`` (the version, for the compare-and-set), ``p`` (the
-projection: version, sequence, state, awaiting seats, outcome), ``meta`` and
+projection: version, sequence, state, awaiting seats, outcome, the last
+commit's time and clocks), ``meta`` and
 one field ``k:<digest>`` per applied idempotency key. Writes are forward only,
 by a Lua script:
 
@@ -26,7 +27,7 @@ import redis.asyncio as redis
 from redis.exceptions import RedisError
 
 from engine_core.types import Outcome
-from services.match.model import MatchMeta, Projection
+from services.match.model import Clocks, MatchMeta, Projection
 
 _PUT = """
 local cur = redis.call('HGET', KEYS[1], 'v')
@@ -56,6 +57,8 @@ class _Stored(msgspec.Struct, array_like=True, frozen=True):
     state: bytes
     awaiting: tuple[int, ...]
     outcome: Outcome | None
+    time_ms: int = 0
+    clocks: Clocks | None = None
 
 
 _enc = msgspec.msgpack.Encoder()
@@ -95,6 +98,8 @@ class RedisProjectionCache:
             awaiting=stored.awaiting,
             outcome=stored.outcome,
             keys=keys,
+            time_ms=stored.time_ms,
+            clocks=stored.clocks,
         )
 
     async def put(
@@ -136,6 +141,8 @@ class RedisProjectionCache:
             projection.state,
             projection.awaiting,
             projection.outcome,
+            projection.time_ms,
+            projection.clocks,
         )
         args: list[bytes | str | int] = [
             "full" if full else "inc",

@@ -3,8 +3,11 @@ fact for other services.
 
 The index is a JetStream key-value bucket (durable like the stream, unlike
 the Redis cache): key ``p.<hex of player id>.<match id>``, value a JSON
-summary. It is written when a match is created and when it finishes, never
-on the per-move path.
+summary. Beside it, the stream ``<bucket>_ACTIVE`` holds one message
+(the same summary) per match still active, on ``active.<match id>``, purged
+when the match finishes: what the active and stalled match gauges scan, in
+one read that never grows with the finished matches. Both are written when a
+match is created and when it finishes, never on the per-move path.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import contextlib
 
 import msgspec
 from nats.js import JetStreamContext, api
-from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from services.common.auth import is_bot
@@ -57,6 +60,7 @@ class MatchIndex:
         self.bucket = bucket
         self.replicas = replicas
         self._kv: KeyValue | None = None
+        self.active_stream = f"{bucket}_ACTIVE"
 
     async def open(self) -> None:
         try:
@@ -70,6 +74,18 @@ class MatchIndex:
                     replicas=self.replicas,
                 )
             )
+        config = api.StreamConfig(
+            name=self.active_stream,
+            subjects=["active.>"],
+            max_msgs_per_subject=1,
+            storage=api.StorageType.FILE,
+            num_replicas=self.replicas,
+        )
+        try:
+            await self.js.stream_info(self.active_stream)
+        except NotFoundError:
+            with contextlib.suppress(BadRequestError):  # another replica made it first
+                await self.js.add_stream(config)
 
     async def record(self, meta: MatchMeta, status: str) -> None:
         assert self._kv is not None
@@ -83,15 +99,35 @@ class MatchIndex:
         data = _json.encode(summary)
         for player in dict.fromkeys(meta.players):
             await self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
+        if status == STATUS_ACTIVE:
+            await self.js.publish(f"active.{meta.match_id}", data, stream=self.active_stream)
+        else:
+            await self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}")
+
+    async def active(self) -> list[MatchSummary]:
+        """Every match still active (one read of the active stream)."""
+        info = await self.js.stream_info(self.active_stream)
+        if not info.state.messages:
+            return []
+        return await self._read(self.active_stream, "active.>")
 
     async def matches_of(self, player: str, status: str | None = None) -> list[MatchSummary]:
         """Newest first. (Not ``KeyValue.watch``: its end-of-initial-values
         marker can come before the values, which then look like none.)"""
+        latest = await self._latest(f"$KV.{self.bucket}.p.{_player_token(player)}.>")
+        out = [s for s in latest if status is None or s.status == status]
+        out.sort(key=lambda s: (s.created_at, s.match_id), reverse=True)
+        return out
+
+    async def _latest(self, subjects: str) -> list[MatchSummary]:
+        """The live value of every key matching ``subjects``."""
         stream = f"KV_{self.bucket}"
-        subjects = f"$KV.{self.bucket}.p.{_player_token(player)}.>"
         info = await self.js.stream_info(stream, subjects_filter=subjects)
         if not info.state.subjects:
             return []
+        return await self._read(stream, subjects)
+
+    async def _read(self, stream: str, subjects: str) -> list[MatchSummary]:
         sub = await self.js.subscribe(
             subjects,
             stream=stream,
@@ -110,9 +146,7 @@ class MatchIndex:
         finally:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
-        out = [s for s in latest.values() if status is None or s.status == status]
-        out.sort(key=lambda s: (s.created_at, s.match_id), reverse=True)
-        return out
+        return list(latest.values())
 
 
 def finished_fact(meta: MatchMeta, commit: Commit) -> MatchFinished:
@@ -129,15 +163,30 @@ def finished_fact(meta: MatchMeta, commit: Commit) -> MatchFinished:
     )
 
 
+ERR_WRONG_LAST_SEQUENCE = 10071
+
+
 async def publish_finished(
     js: JetStreamContext, subject_prefix: str, stream: str, fact: MatchFinished
-) -> None:
-    await js.publish(
-        f"{subject_prefix}.{fact.match_id}",
-        _json.encode(fact),
-        stream=stream,
-        headers={"Nats-Msg-Id": f"finished:{fact.match_id}"},
-    )
+) -> bool:
+    """Store the fact on ``results.<match_id>`` unless a fact is there already
+    (the subject must be empty: exactly once, however late a republish
+    comes). True if this call stored it."""
+    try:
+        ack = await js.publish(
+            f"{subject_prefix}.{fact.match_id}",
+            _json.encode(fact),
+            stream=stream,
+            headers={
+                "Nats-Msg-Id": f"finished:{fact.match_id}",
+                "Nats-Expected-Last-Subject-Sequence": "0",
+            },
+        )
+    except APIError as e:
+        if e.err_code == ERR_WRONG_LAST_SEQUENCE:
+            return False  # published before
+        raise
+    return not ack.duplicate
 
 
 __all__ = [

@@ -30,10 +30,56 @@ MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
 MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
 WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")
 WATCHERS_CONNECTED = Gauge(
-    "tabletop_match_watchers_connected", "WatchMatch streams open now in this process"
+    "tabletop_match_watchers_connected",
+    "WatchMatch streams open now in this process, by who watches: a seated "
+    "player, a bot (the bot worker follows each of its matches until it ends, "
+    "so a match a person left keeps its bot watching), a service, a spectator",
+    ["viewer"],
 )
+WATCHING = {v: WATCHERS_CONNECTED.labels(v) for v in ("player", "bot", "service", "spectator")}
 PROJECTION_LOOKUPS = Counter(
     "tabletop_match_projection_lookups_total",
     "Projections loaded, by where they were found (memory, redis, stream)",
     ["source"],
+)
+TIMEOUTS = Counter(
+    "tabletop_match_timeouts_total",
+    "Turn clocks that ran out, by what the server did "
+    "(default_move, bot, forfeit, lost_race: the player moved first, refused)",
+    ["result"],
+)
+TIMER_LATENESS = Histogram(
+    "tabletop_match_timer_lateness_seconds",
+    "How long after its deadline a timeout was handled",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+TIMERS_NOT_ARMED = Counter(
+    "tabletop_match_timers_not_armed_total",
+    "Commits whose timer could not be scheduled (the reconciler fires them)",
+)
+TIMERS_RECONCILED = Counter(
+    "tabletop_match_timers_reconciled_total",
+    "Deadlines the reconciler fired (overdue) or scheduled again (start-up)",
+    ["action"],
+)
+FACTS_RELAYED = Counter(
+    "tabletop_match_finished_facts_relayed_total",
+    "MatchFinished facts the relay published because the write path had not",
+)
+
+# Set by the periodic scan (services.match.observer); the same cluster-wide
+# figure on every replica: aggregate with max.
+ACTIVE = Gauge("tabletop_match_active", "Matches in progress, by game", ["game"])
+STALLED = Gauge(
+    "tabletop_match_stalled",
+    "Active matches with no commit for longer than TABLETOP_MATCH_STALL_AFTER_S",
+    ["game"],
+)
+IDLE_MAX = Gauge(
+    "tabletop_match_idle_seconds_max",
+    "The longest time since the last commit among the active matches, by game",
+    ["game"],
+)
+SCANNED_AT = Gauge(
+    "tabletop_match_scan_timestamp_seconds", "When the last active-match scan finished"
 )

@@ -24,15 +24,70 @@ from engine_core.types import Outcome
 
 KIND_CREATED = "created"
 KIND_MOVE = "move"
+KIND_FORFEIT = "forfeit"  # a seat forfeited after too many timeouts: the match ends
+
+TC_NONE = "none"
+TC_PER_MOVE = "per_move"
+TC_FISCHER = "fischer"
+TC_GAME_DEFAULT = "game_default"  # only in a request: replaced by the game's control
+
+ON_MAX_BOT = "bot"
+ON_MAX_FORFEIT = "forfeit"
 
 STATUS_ACTIVE = "active"
 STATUS_FINISHED = "finished"
+
+
+class TimeControl(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A turn clock (see ``services.match.clocks``); times in milliseconds.
+
+    ``per_move``: ``per_move_ms`` for every decision. ``fischer``: a bank per
+    seat starting at ``initial_ms``, ``increment_ms`` added after each move of
+    its player, the first ``delay_ms`` of each decision free. After
+    ``max_timeouts`` timeouts in a row (0: never) the seat is handed to the
+    ``bot`` (``on_max_timeouts="bot"``) or forfeits (``"forfeit"``).
+    """
+
+    kind: str = TC_NONE
+    per_move_ms: int = 0
+    initial_ms: int = 0
+    increment_ms: int = 0
+    delay_ms: int = 0
+    max_timeouts: int = 0
+    on_max_timeouts: str = ON_MAX_BOT
+    bot: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.kind in (TC_PER_MOVE, TC_FISCHER)
+
+
+class Clocks(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The turn clocks as of one commit, one entry per seat.
+
+    ``deadlines[s]``: when seat ``s``'s decision times out (Unix ms; 0 = the
+    game does not wait for it). ``remaining[s]`` (chess clocks only): the
+    time left on its clock at the commit's time, the delay not counted.
+    ``timeouts[s]``: its timeouts in a row. ``taken_over[s]``: a bot plays it.
+    """
+
+    deadlines: tuple[int, ...]
+    remaining: tuple[int, ...] = ()
+    timeouts: tuple[int, ...] = ()
+    taken_over: tuple[bool, ...] = ()
 
 
 class MatchOptions(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Options of the match itself (not the game's)."""
 
     public_replay: bool = False
+    time_control: TimeControl | None = None
+
+    @property
+    def clock(self) -> TimeControl | None:
+        """The running time control, if any."""
+        tc = self.time_control
+        return tc if tc is not None and tc.running else None
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
@@ -63,11 +118,14 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     rules_version: str
     awaiting: tuple[int, ...] = ()
     outcome: Outcome | None = None
+    clocks: Clocks | None = None  # the turn clocks after this commit
     # a move
     seat: int | None = None
     player: str = ""
     move: str = ""
     key: str = ""  # the idempotency key's digest (scoped to match and caller)
+    timeout: bool = False  # the server moved for ``seat``: its clock ran out
+    request: str = ""  # the digest of the request made under that key ("" in older commits)
     # the creation
     game: str = ""
     players: tuple[str, ...] = ()
@@ -125,6 +183,8 @@ class Projection(msgspec.Struct, frozen=True, kw_only=True):
     awaiting: tuple[int, ...]
     outcome: Outcome | None
     keys: dict[str, int]
+    time_ms: int = 0  # the last commit's time
+    clocks: Clocks | None = None  # the last commit's clocks
 
     @property
     def status(self) -> str:
@@ -177,6 +237,13 @@ def new_match_id(seed: bytes | None = None) -> str:
 def key_digest(match_id: str, player: str, key: str) -> str:
     """The idempotency key as stored: scoped to the match and the caller."""
     return hashlib.sha256(f"{match_id}\0{player}\0{key}".encode()).hexdigest()[:32]
+
+
+def request_digest(*fields: object) -> str:
+    """The digest of a request's payload, kept with its idempotency key: a
+    later request under the same key must carry the same payload."""
+    text = "\0".join("" if f is None else str(f) for f in fields)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def valid_match_id(match_id: str) -> bool:

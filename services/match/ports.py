@@ -21,7 +21,15 @@ import msgspec
 from engine_core.decider import Game, fold, start
 from engine_core.errors import MalformedMove
 from engine_core.registry import Registry, default_registry
-from services.common.codecs import codec_for, decode_state, encode_state, peek_state_game
+from services.common.codecs import (
+    codec_for,
+    decode_move,
+    decode_options,
+    decode_state,
+    encode_state,
+    peek_state_game,
+)
+from services.common.standin import stand_in_move
 from services.match.model import Commit, Decision, Projection
 
 
@@ -46,6 +54,12 @@ class RulesClient(Protocol):
         """Every move ``seat`` may make now, as JSON."""
         ...
 
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        """The move the server makes for ``seat`` (JSON): the game's default
+        move (``bot=""``: its clock ran out), or ``bot``'s choice (a seat
+        handed over)."""
+        ...
+
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         """The view of ``seat`` (``None``: a spectator) as JSON; with ``full``
         the whole state (for public replays of finished matches)."""
@@ -58,11 +72,17 @@ class AppendConflict(Exception):
 
 class EventStore(Protocol):
     async def append(
-        self, match_id: str, commit: Commit, expected_seq: int, msg_id: str
+        self,
+        match_id: str,
+        commit: Commit,
+        expected_seq: int,
+        msg_id: str,
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bool]:
         """Append ``commit`` if the match's last sequence is ``expected_seq``
         (0: no commit yet). Returns ``(seq, duplicate)``; raises
-        ``AppendConflict`` when another commit came first."""
+        ``AppendConflict`` when another commit came first, and tells an
+        append that was surely not written from one that may have been."""
         ...
 
     async def last_seq(self, match_id: str) -> int:
@@ -142,13 +162,13 @@ class InProcessRules:
     # ------------------------------------------------------------------ port
     async def setup(self, game: str, players: int, options: str, entropy: bytes) -> Decision:
         g = self.registry.get(game)
-        opts = codec_for(g).decode_options(options.encode() if options else b"{}")
+        opts = decode_options(g, options.encode() if options else b"{}")
         state, events = start(g, players, opts, entropy)
         return self._decision(g, state, events)
 
     async def decide(self, state: bytes, seat: int, move: str, entropy: bytes) -> Decision:
         game, s = self._open(state)
-        m = codec_for(game).decode_move(move.encode())
+        m = decode_move(game, move.encode())
         events = game.decide(s, seat, m, entropy)
         return self._decision(game, fold(game, events, s), events)
 
@@ -167,6 +187,10 @@ class InProcessRules:
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         game, s = self._open(state)
         return tuple(_json.encode(m).decode() for m in game.legal_moves(s, seat))
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        game, s = self._open(state)
+        return _json.encode(stand_in_move(game, s, seat, bot, entropy)).decode()
 
     async def view(self, state: bytes, seat: int | None, *, full: bool = False) -> str:
         game, s = self._open(state)

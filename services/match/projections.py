@@ -99,6 +99,8 @@ class Projections(AppBase):
             awaiting=last.awaiting,
             outcome=last.outcome,
             keys=keys,
+            time_ms=last.time_ms,
+            clocks=last.clocks,
         )
 
     def _remember(self, p: Projection) -> None:

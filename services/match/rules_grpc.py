@@ -1,7 +1,7 @@
 """``RulesClient`` over the rules service (``services.rules.client``).
 
 One call per port method: ``setup`` -> NewGame, ``decide`` -> ApplyMove,
-``evolve`` -> Fold, ``view`` -> View. Every call has the client's deadline.
+``evolve`` -> Fold, ``view`` -> View, ``default_move`` -> DefaultMove. Every call has the client's deadline.
 A rules service that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED) is
 ``RulesUnavailable``; its rejections (malformed move, illegal move, unknown
 game...) pass through with their status and reason.
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import grpc
 
+from services.common.auth import ServiceToken
 from services.match.model import Decision
 from services.match.ports import RulesUnavailable
 from services.rules.client import Played, RulesClient, RulesError
@@ -32,8 +33,13 @@ def _decision(played: Played) -> Decision:
 
 
 class GrpcRules:
-    def __init__(self, target: str, *, timeout_s: float = 2.0) -> None:
-        self.client = RulesClient(target, timeout=timeout_s)
+    def __init__(
+        self, target: str, *, timeout_s: float = 2.0, token: ServiceToken | None = None
+    ) -> None:
+        """``token``: sent with every call (a rules service may require one)."""
+        self.client = RulesClient(
+            target, timeout=timeout_s, metadata=token.metadata if token is not None else None
+        )
 
     async def close(self) -> None:
         await self.client.close()
@@ -64,6 +70,12 @@ class GrpcRules:
     async def legal_moves(self, state: bytes, seat: int) -> tuple[str, ...]:
         try:
             return (await self.client.legal_moves("", state, seat)).moves
+        except RulesError as e:
+            raise self._down(e) from None
+
+    async def default_move(self, state: bytes, seat: int, bot: str, entropy: bytes) -> str:
+        try:
+            return await self.client.default_move("", state, seat, bot=bot, entropy=entropy)
         except RulesError as e:
             raise self._down(e) from None
 

@@ -1,7 +1,7 @@
 """Assembles and runs the match service: NATS, Redis, rules, gRPC.
 
 ``MatchServer(settings).start()`` connects to everything, makes sure the
-streams exist, and serves ``MatchService``, ``AuthService``, standard health
+streams exist, runs the turn timers (fire consumer and reconciler), and serves ``MatchService``, ``AuthService``, standard health
 checking and reflection. ``stop()`` turns health to NOT_SERVING, lets calls
 finish within the grace period, writes the pending cache updates, and closes
 the connections.
@@ -10,6 +10,7 @@ the connections.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import nats
@@ -17,19 +18,27 @@ import redis.asyncio as redis
 from nats.aio.client import Client as NATS
 from prometheus_client import start_http_server
 
-from services.common.auth import Tokens
+from engine_core.registry import default_registry
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
+from services.match.observer import MatchObserver
 from services.match.ports import InProcessRules, RulesClient
+from services.match.relay import FinishedRelay
 from services.match.servicer import AuthServicer, MatchServicer
 from services.match.settings import MatchSettings
 from services.match.store import JetStreamStore, StreamConfig, ensure_streams
+from services.match.timers import TimerConfig, TimerSchedule
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 log = get_logger("match")
+
+RULES_CALLER = "service:match"
+"""The subject of the match service's token to the rules service."""
 
 SERVICE_NAMES = (
     match_pb2.DESCRIPTOR.services_by_name["MatchService"].full_name,
@@ -43,7 +52,14 @@ def make_rules(settings: MatchSettings) -> RulesClient:
         return InProcessRules()
     from services.match.rules_grpc import GrpcRules
 
-    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s)
+    # A service token with every call, for a rules service that requires one
+    # (TABLETOP_RULES_REQUIRE_SERVICE_TOKEN): whenever this replica can sign.
+    token = None
+    if settings.auth.can_sign:
+        token = ServiceToken(Tokens(settings.auth), RULES_CALLER)
+    else:
+        log.info("rules_calls_without_token", hint="no key to sign a service token here")
+    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s, token=token)
 
 
 class MatchServer:
@@ -58,6 +74,12 @@ class MatchServer:
         self.grpc: GrpcServer | None = None
         self.metrics_port: int | None = None
         self._metrics: Any = None
+        self._timers_stop = asyncio.Event()
+        self._timers_task: asyncio.Task[None] | None = None
+        self.relay: FinishedRelay | None = None
+        self._relay_stop = asyncio.Event()
+        self._relay_task: asyncio.Task[None] | None = None
+        self.observer: MatchObserver | None = None
 
     @property
     def address(self) -> str:
@@ -69,13 +91,13 @@ class MatchServer:
         if s.auth.uses_dev_secret:
             log.warning("dev_jwt_secret", hint="set TABLETOP_JWT_SECRET outside local development")
         self._nc = await nats.connect(
-            s.nats_url,
+            nats_servers(s.nats_url),
             name="tabletop-match",
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.2,
             connect_timeout=5,
         )
-        js = self._nc.jetstream(timeout=5.0)
+        js = self._nc.jetstream(timeout=s.store_timeout_s)
         config = StreamConfig(
             name=s.stream,
             replicas=s.stream_replicas,
@@ -86,9 +108,22 @@ class MatchServer:
         index = MatchIndex(js, s.index_bucket, s.stream_replicas)
         await index.open()
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        timers = TimerSchedule(
+            js,
+            TimerConfig(
+                stream=s.timer_stream,
+                bucket=s.clocks_bucket,
+                replicas=s.stream_replicas,
+                ack_wait_s=s.timer_ack_wait_s,
+                reconcile_s=s.timer_reconcile_s,
+                grace_s=s.timer_grace_s,
+            ),
+        )
+        await timers.open()
+        store = JetStreamStore(js, config, timeout_s=s.store_timeout_s, nc=self._nc)
         self.app = MatchApp(
             rules=self.rules,
-            store=JetStreamStore(js, config),
+            store=store,
             cache=RedisProjectionCache(self._redis, ttl_s=s.cache_ttl_s),
             index=index,
             config=AppConfig(
@@ -99,7 +134,17 @@ class MatchServer:
                 results_stream=s.results_stream,
                 cache_write_interval_s=s.cache_write_interval_s,
             ),
+            timers=timers,
         )
+        if s.relay_finished:
+            self.relay = FinishedRelay(
+                js,
+                store,
+                index,
+                results_prefix=config.results_prefix,
+                results_stream=s.results_stream,
+            )
+            self._relay_task = asyncio.create_task(self.relay.run(self._relay_stop))
         server = GrpcServer(
             ServerConfig(
                 host=s.host,
@@ -120,6 +165,16 @@ class MatchServer:
         )
         self.port = await server.start()
         self.grpc = server
+        self.observer = MatchObserver(
+            index,
+            self.app.store,
+            stall_after_s=s.stall_after_s,
+            scan_s=s.scan_s,
+            games=default_registry().names(),
+        )
+        self.observer.start()
+        if s.timers:
+            self._timers_task = asyncio.create_task(self.app.run_timers(self._timers_stop))
         if s.metrics_port >= 0:
             metrics_server, _thread = start_http_server(
                 s.metrics_port, addr=s.host.strip("[]") or "0.0.0.0"
@@ -138,8 +193,17 @@ class MatchServer:
     async def stop(self, grace: float | None = None) -> None:
         """Graceful: NOT_SERVING, finish calls within ``grace``, flush, close."""
         grace = self.settings.grace_s if grace is None else grace
+        if self.observer is not None:
+            await self.observer.stop()
         if self.grpc is not None:
             await self.grpc.stop(grace)
+        if self._timers_task is not None:
+            self._timers_stop.set()
+            try:
+                await asyncio.wait_for(self._timers_task, timeout=max(grace, 2.0))
+            except (TimeoutError, Exception):
+                self._timers_task.cancel()
+            self._timers_task = None
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics = None
@@ -149,6 +213,14 @@ class MatchServer:
             except TimeoutError:
                 log.warning("cache_writes_dropped")
             await self.app.cache_writes.close()
+        if self._relay_task is not None:
+            # Cancelled at once: what it had not acked is redelivered to another
+            # replica (or this one, restarted), where it is a no-op if done.
+            self._relay_stop.set()
+            self._relay_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._relay_task
+            self._relay_task = None
         close = getattr(self.rules, "close", None)
         if close is not None:
             await close()

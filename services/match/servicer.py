@@ -1,6 +1,7 @@
 """The gRPC face of the match application: proto in, one call, proto out.
 
-Every call authenticates its bearer token first (``GuestLogin`` excepted).
+Every call authenticates its bearer token first (``GuestLogin`` excepted;
+``RefreshToken`` also takes a recently expired one).
 Errors are raised as they are: the server's ``ErrorInterceptor`` turns them
 into statuses with ``ErrorInfo`` details, and ``LoggingInterceptor`` writes
 one line per call with the fields bound here (player, game, match, seat,
@@ -9,13 +10,30 @@ version, outcome).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from engine_core.types import Outcome
-from services.common.auth import Principal, Tokens, is_bot
+from services.common.auth import Principal, Tokens, bearer_token, is_bot
+from services.common.codecs import check_json
+from services.common.errors import InvalidArgument
 from services.common.logging import bind
 from services.match.app import CommitView, MatchApp, MoveResult
-from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, MatchOptions, rfc3339
+from services.match.model import (
+    ON_MAX_BOT,
+    ON_MAX_FORFEIT,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    TC_FISCHER,
+    TC_GAME_DEFAULT,
+    TC_NONE,
+    TC_PER_MOVE,
+    Clocks,
+    MatchOptions,
+    TimeControl,
+    now_ms,
+    rfc3339,
+)
 from tabletop.common.v1 import common_pb2
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -23,6 +41,11 @@ _STATUS = {
     STATUS_ACTIVE: match_pb2.MATCH_STATUS_ACTIVE,
     STATUS_FINISHED: match_pb2.MATCH_STATUS_FINISHED,
 }
+MAX_JSON_BYTES = 64 * 1024
+REPLAY_MIN_SPEED = 0.1
+"""Slowest replay pace (a tenth of real time: pauses are at most 2 s / 0.1 = 20 s)."""
+REPLAY_MAX_SPEED = 1000.0
+
 _STATUS_FILTER = {
     match_pb2.MATCH_STATUS_UNSPECIFIED: None,
     match_pb2.MATCH_STATUS_ACTIVE: STATUS_ACTIVE,
@@ -30,11 +53,96 @@ _STATUS_FILTER = {
 }
 
 
+def replay_speed(speed: float) -> float:
+    """``speed`` if it is 0 (as fast as possible) or within the replay range."""
+    if speed == 0:
+        return 0.0
+    if not (math.isfinite(speed) and REPLAY_MIN_SPEED <= speed <= REPLAY_MAX_SPEED):
+        raise InvalidArgument(
+            "bad_speed",
+            f"speed is 0 (as fast as possible) or {REPLAY_MIN_SPEED}..{REPLAY_MAX_SPEED}",
+            min=str(REPLAY_MIN_SPEED),
+            max=str(REPLAY_MAX_SPEED),
+        )
+    return speed
+
+
 def outcome_pb(outcome: Outcome | None) -> common_pb2.Outcome | None:
     if outcome is None:
         return None
     return common_pb2.Outcome(
         ranks=list(outcome.ranks), scores=list(outcome.scores), reason=outcome.reason
+    )
+
+
+_TC = match_pb2.TimeControl
+_KIND_IN = {
+    _TC.KIND_UNSPECIFIED: TC_NONE,
+    _TC.KIND_NONE: TC_NONE,
+    _TC.KIND_PER_MOVE: TC_PER_MOVE,
+    _TC.KIND_FISCHER: TC_FISCHER,
+    _TC.KIND_GAME_DEFAULT: TC_GAME_DEFAULT,
+}
+_KIND_OUT = {v: k for k, v in _KIND_IN.items() if k != _TC.KIND_UNSPECIFIED}
+_ON_MAX_IN = {
+    _TC.ON_MAX_TIMEOUTS_UNSPECIFIED: ON_MAX_BOT,
+    _TC.ON_MAX_TIMEOUTS_BOT: ON_MAX_BOT,
+    _TC.ON_MAX_TIMEOUTS_FORFEIT: ON_MAX_FORFEIT,
+}
+_ON_MAX_OUT = {ON_MAX_BOT: _TC.ON_MAX_TIMEOUTS_BOT, ON_MAX_FORFEIT: _TC.ON_MAX_TIMEOUTS_FORFEIT}
+
+
+def time_control_in(pb: Any) -> TimeControl:
+    """The proto's time control as the model's (checked by the application;
+    an unknown enum number becomes a kind the check refuses)."""
+    return TimeControl(
+        kind=_KIND_IN.get(pb.kind, f"unknown({pb.kind})"),
+        per_move_ms=pb.per_move_ms,
+        initial_ms=pb.initial_ms,
+        increment_ms=pb.increment_ms,
+        delay_ms=pb.delay_ms,
+        max_timeouts=pb.max_timeouts,
+        on_max_timeouts=_ON_MAX_IN.get(pb.on_max_timeouts, f"unknown({pb.on_max_timeouts})"),
+        bot=pb.bot,
+    )
+
+
+def time_control_pb(tc: TimeControl | None) -> Any:
+    if tc is None:
+        return None
+    return match_pb2.TimeControl(
+        kind=_KIND_OUT[tc.kind],
+        per_move_ms=tc.per_move_ms,
+        initial_ms=tc.initial_ms,
+        increment_ms=tc.increment_ms,
+        delay_ms=tc.delay_ms,
+        max_timeouts=tc.max_timeouts,
+        on_max_timeouts=_ON_MAX_OUT[tc.on_max_timeouts],
+        bot=tc.bot,
+    )
+
+
+def clocks_pb(clocks: Clocks | None) -> list[Any]:
+    if clocks is None:
+        return []
+    out = []
+    for s, deadline in enumerate(clocks.deadlines):
+        pb = match_pb2.SeatClock(
+            seat=s,
+            deadline=rfc3339(deadline) if deadline else "",
+            timeouts=clocks.timeouts[s] if clocks.timeouts else 0,
+            taken_over=bool(clocks.taken_over and clocks.taken_over[s]),
+        )
+        if clocks.remaining:
+            pb.remaining_ms = clocks.remaining[s]
+        out.append(pb)
+    return out
+
+
+def match_options_pb(options: MatchOptions) -> Any:
+    return match_pb2.MatchOptions(
+        public_replay=options.public_replay,
+        time_control=time_control_pb(options.time_control),
     )
 
 
@@ -47,6 +155,9 @@ def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
         outcome=outcome_pb(c.outcome),
         committed_at=c.committed_at,
         move_json=c.move,
+        clocks=clocks_pb(c.clocks),
+        timeout=c.timeout,
+        forfeit=c.forfeit,
     )
     if c.seat is not None:
         msg.seat = c.seat
@@ -70,8 +181,13 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             principal,
             game=request.game,
             players=list(request.players),
-            options=request.options_json,
-            match_options=MatchOptions(public_replay=request.match_options.public_replay),
+            options=check_json("options", request.options_json, MAX_JSON_BYTES),
+            match_options=MatchOptions(
+                public_replay=request.match_options.public_replay,
+                time_control=time_control_in(request.match_options.time_control)
+                if request.match_options.HasField("time_control")
+                else None,
+            ),
             idempotency_key=request.idempotency_key,
         )
         bind(match=match_id)
@@ -83,7 +199,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         result: MoveResult = await self.app.submit(
             principal,
             request.match_id,
-            request.move_json,
+            check_json("move", request.move_json, MAX_JSON_BYTES),
             expected_version=request.expected_version
             if request.HasField("expected_version")
             else None,
@@ -97,6 +213,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             events_json=list(result.events),
             status=_STATUS[result.status],
             outcome=outcome_pb(result.outcome),
+            clocks=clocks_pb(result.clocks),
         )
 
     async def GetMatch(self, request: Any, context: Any) -> Any:
@@ -118,9 +235,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             view_json=mv.view,
             awaiting=list(p.awaiting),
             outcome=outcome_pb(p.outcome),
-            match_options=match_pb2.MatchOptions(public_replay=p.meta.match_options.public_replay),
+            match_options=match_options_pb(p.meta.match_options),
             created_at=rfc3339(p.meta.created_ms),
             legal_moves_json=list(mv.legal_moves),
+            clocks=clocks_pb(p.clocks),
+            server_time=rfc3339(now_ms()),
         )
         if mv.your_seat is not None:
             reply.your_seat = mv.your_seat
@@ -143,7 +262,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             request.match_id,
             from_version=request.from_version,
             to_version=request.to_version if request.HasField("to_version") else None,
-            speed=request.speed,
+            speed=replay_speed(request.speed),
             include_view=request.include_view,
         ):
             yield commit_pb(c)
@@ -175,4 +294,11 @@ class AuthServicer(match_pb2_grpc.AuthServiceServicer):
         bind(player=player_id)
         return match_pb2.GuestLoginResponse(
             player_id=player_id, token=token, expires_at=rfc3339(expires * 1000)
+        )
+
+    async def RefreshToken(self, request: Any, context: Any) -> Any:
+        principal, token, expires = self.tokens.refresh(bearer_token(context.invocation_metadata()))
+        bind(player=principal.subject)
+        return match_pb2.RefreshTokenResponse(
+            player_id=principal.subject, token=token, expires_at=rfc3339(expires * 1000)
         )

@@ -5,13 +5,15 @@
 | TABLETOP_MATCH_HOST                   | 127.0.0.1                |
 | TABLETOP_MATCH_PORT                   | 0 (a free port)          |
 | TABLETOP_MATCH_METRICS_PORT           | -1 (off; 0 = a free port)|
-| TABLETOP_NATS_URL                     | nats://127.0.0.1:4222    |
+| TABLETOP_NATS_URL (comma-separated ok) | nats://127.0.0.1:4222    |
 | TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
 | TABLETOP_RULES_ADDR                   | "" (rules in process)    |
 | TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
 | TABLETOP_MATCH_STREAM                 | MATCHES                  |
 | TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
+| TABLETOP_MATCH_STORE_TIMEOUT_S        | 5.0 (a JetStream call)   |
+| TABLETOP_MATCH_RELAY_FINISHED         | 1 (relay MatchFinished)  |
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
@@ -19,6 +21,14 @@
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
+| TABLETOP_MATCH_SCAN_S                 | 30 (active/stalled scan; 0 = off) |
+| TABLETOP_MATCH_STALL_AFTER_S          | 600 (no commit for this long: stalled) |
+| TABLETOP_MATCH_TIMERS                 | 1 (run the turn timers)  |
+| TABLETOP_MATCH_TIMER_STREAM           | TIMERS                   |
+| TABLETOP_MATCH_CLOCKS_BUCKET          | MATCH_CLOCKS             |
+| TABLETOP_MATCH_TIMER_ACK_WAIT_S       | 10 (a fire's redelivery) |
+| TABLETOP_MATCH_TIMER_RECONCILE_S      | 5                        |
+| TABLETOP_MATCH_TIMER_GRACE_S          | 2 (overdue before fired) |
 | TABLETOP_JWT_*                        | see services.common.auth |
 """
 
@@ -48,6 +58,8 @@ class MatchSettings:
     stream: str = "MATCHES"
     stream_replicas: int = 1
     duplicate_window_s: float = 120.0
+    store_timeout_s: float = 5.0
+    relay_finished: bool = True  # follow the stream for finished matches (see relay.py)
     results_stream: str = "RESULTS"
     index_bucket: str = "MATCH_INDEX"
     decide_attempts: int = 5
@@ -57,6 +69,14 @@ class MatchSettings:
     players_may_create: bool = True
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
+    scan_s: float = 30.0
+    stall_after_s: float = 600.0
+    timers: bool = True
+    timer_stream: str = "TIMERS"
+    clocks_bucket: str = "MATCH_CLOCKS"
+    timer_ack_wait_s: float = 10.0
+    timer_reconcile_s: float = 5.0
+    timer_grace_s: float = 2.0
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -81,6 +101,8 @@ class MatchSettings:
             duplicate_window_s=get(
                 "TABLETOP_MATCH_DUPLICATE_WINDOW_S", d.duplicate_window_s, float
             ),
+            store_timeout_s=get("TABLETOP_MATCH_STORE_TIMEOUT_S", d.store_timeout_s, float),
+            relay_finished=get("TABLETOP_MATCH_RELAY_FINISHED", d.relay_finished, _flag),
             decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
             hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
             cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),
@@ -94,6 +116,14 @@ class MatchSettings:
             max_connection_age_s=get(
                 "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
             ),
+            scan_s=get("TABLETOP_MATCH_SCAN_S", d.scan_s, float),
+            stall_after_s=get("TABLETOP_MATCH_STALL_AFTER_S", d.stall_after_s, float),
+            timers=get("TABLETOP_MATCH_TIMERS", d.timers, _flag),
+            timer_stream=get("TABLETOP_MATCH_TIMER_STREAM", d.timer_stream),
+            clocks_bucket=get("TABLETOP_MATCH_CLOCKS_BUCKET", d.clocks_bucket),
+            timer_ack_wait_s=get("TABLETOP_MATCH_TIMER_ACK_WAIT_S", d.timer_ack_wait_s, float),
+            timer_reconcile_s=get("TABLETOP_MATCH_TIMER_RECONCILE_S", d.timer_reconcile_s, float),
+            timer_grace_s=get("TABLETOP_MATCH_TIMER_GRACE_S", d.timer_grace_s, float),
             auth=AuthSettings.from_env(env),
         )
 

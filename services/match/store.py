@@ -18,14 +18,20 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import nats.errors
+from nats.aio.client import Client as NATS
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BadRequestError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, NoStreamResponseError, NotFoundError
 
 from services.match.model import Commit, decode_commit, encode_commit
 from services.match.ports import AppendConflict
 
 ERR_WRONG_LAST_SEQUENCE = 10071
 ERR_STREAM_NAME_IN_USE = 10058
+
+FINISHED_HEADER = "Tabletop-Finished"
+"""Set on the commit that ends a match, so the relay of ``MatchFinished``
+facts can follow the stream by headers only."""
+FINISHED_HEADERS = {FINISHED_HEADER: "1"}
 
 _DIRECT_READ_LIMIT = 16
 """Gaps up to this many commits are read by direct gets, longer by a consumer."""
@@ -42,7 +48,16 @@ class StreamConfig:
 
 
 class StoreUnavailable(Exception):
-    """JetStream did not answer in time."""
+    """JetStream did not answer in time, or refused: nothing was written."""
+
+
+class AppendOutcomeUnknown(StoreUnavailable):
+    """An append was sent (or buffered by the client library) and not
+    acknowledged: it may still be stored. nats-py keeps the messages published
+    while it is disconnected, or while the server does not read, and sends
+    them when the connection works again; nothing can take them back, and
+    JetStream has no header that refuses a message arriving too late. Only
+    another look at the stream (a retry with the same message id) tells."""
 
 
 async def ensure_streams(js: JetStreamContext, config: StreamConfig) -> None:
@@ -53,43 +68,80 @@ async def ensure_streams(js: JetStreamContext, config: StreamConfig) -> None:
         (config.name, config.subject_prefix),
         (config.results_name, config.results_prefix),
     ):
-        cfg = api.StreamConfig(
-            name=name,
-            subjects=[f"{prefix}.*"],
-            storage=api.StorageType.FILE,
-            num_replicas=config.replicas,
-            duplicate_window=config.duplicate_window_s,
-            allow_direct=True,
-            retention=api.RetentionPolicy.LIMITS,
-            discard=api.DiscardPolicy.OLD,
-        )
-        try:
-            await js.add_stream(cfg)
-        except (BadRequestError, APIError) as e:
-            if e.err_code != ERR_STREAM_NAME_IN_USE:
-                raise
+        await ensure_stream(js, name, prefix, config.replicas, config.duplicate_window_s)
+
+
+async def ensure_stream(
+    js: JetStreamContext, name: str, prefix: str, replicas: int, duplicate_window_s: float
+) -> None:
+    """Create one stream of subjects ``<prefix>.*`` if it does not exist yet
+    (an existing stream is left as it is: its operator may have tuned it)."""
+    cfg = api.StreamConfig(
+        name=name,
+        subjects=[f"{prefix}.*"],
+        storage=api.StorageType.FILE,
+        num_replicas=replicas,
+        duplicate_window=duplicate_window_s,
+        allow_direct=True,
+        retention=api.RetentionPolicy.LIMITS,
+        discard=api.DiscardPolicy.OLD,
+    )
+    try:
+        await js.add_stream(cfg)
+    except (BadRequestError, APIError) as e:
+        if e.err_code != ERR_STREAM_NAME_IN_USE:
+            raise
 
 
 class JetStreamStore:
-    def __init__(self, js: JetStreamContext, config: StreamConfig, timeout_s: float = 5.0) -> None:
+    """Per-subject event streams on one JetStream stream. The codec of the
+    messages is ``encode``/``decode`` (match commits here; a subclass may
+    store other events the same way, e.g. tournaments)."""
+
+    encode = staticmethod(encode_commit)
+    decode = staticmethod(decode_commit)
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        config: StreamConfig,
+        timeout_s: float = 5.0,
+        nc: NATS | None = None,
+    ) -> None:
         self.js = js
         self.config = config
         self.timeout_s = timeout_s
+        self.nc = nc  # when given, no append is buffered while it is disconnected
 
     def subject(self, match_id: str) -> str:
         return f"{self.config.subject_prefix}.{match_id}"
 
     async def append(
-        self, match_id: str, commit: Commit, expected_seq: int, msg_id: str
+        self,
+        match_id: str,
+        commit: Commit,
+        expected_seq: int,
+        msg_id: str,
+        extra_headers: dict[str, str] | None = None,
     ) -> tuple[int, bool]:
+        """Append one commit; ``(sequence, duplicate)``. Raises
+        ``AppendConflict`` (another commit came first: not written),
+        ``StoreUnavailable`` (JetStream refused it or nobody listened: not
+        written) or ``AppendOutcomeUnknown`` (no answer in time: maybe written)."""
         headers = {
             "Nats-Expected-Last-Subject-Sequence": str(expected_seq),
             "Nats-Msg-Id": msg_id,
+            **(extra_headers or {}),
         }
+        if self.nc is not None and not self.nc.is_connected:
+            # nats-py would keep the message and send it once reconnected,
+            # after its caller was told it timed out: refuse it now instead
+            # (reads may wait for the reconnection; an append may not).
+            raise StoreUnavailable("not connected to NATS: the append was not sent")
         try:
             ack = await self.js.publish(
                 self.subject(match_id),
-                encode_commit(commit),
+                self.encode(commit),
                 timeout=self.timeout_s,
                 stream=self.config.name,
                 headers=headers,
@@ -97,9 +149,17 @@ class JetStreamStore:
         except APIError as e:
             if e.err_code == ERR_WRONG_LAST_SEQUENCE:
                 raise AppendConflict(str(e)) from None
-            raise
-        except nats.errors.Error as e:  # timeout, no responders, connection closed...
-            raise StoreUnavailable(f"JetStream did not acknowledge: {e!r}") from None
+            # JetStream answered with a refusal (no leader, storage full...)
+            raise StoreUnavailable(f"JetStream refused the append: {e!r}") from None
+        except (
+            NoStreamResponseError,
+            nats.errors.OutboundBufferLimitError,
+            nats.errors.MaxPayloadError,
+        ) as e:
+            # nobody stores the subject now / the client refused to send it
+            raise StoreUnavailable(f"JetStream did not take the append: {e!r}") from None
+        except nats.errors.Error as e:  # a timeout, the connection lost after sending...
+            raise AppendOutcomeUnknown(f"JetStream did not acknowledge: {e!r}") from None
         return ack.seq, bool(ack.duplicate)
 
     async def last_seq(self, match_id: str) -> int:
@@ -128,7 +188,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
-        return msg.seq, decode_commit(msg.data)
+        return msg.seq, self.decode(msg.data)
 
     async def commit_at(self, seq: int) -> Commit:
         """The commit at stream sequence ``seq`` (known to exist)."""
@@ -140,7 +200,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.data is not None
-        return decode_commit(msg.data)
+        return self.decode(msg.data)
 
     async def first(self, match_id: str) -> tuple[int, Commit] | None:
         """The creation commit."""
@@ -159,7 +219,7 @@ class JetStreamStore:
         except nats.errors.Error as e:
             raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
         assert msg.seq is not None and msg.data is not None
-        return msg.seq, decode_commit(msg.data)
+        return msg.seq, self.decode(msg.data)
 
     async def seq_of_version(self, match_id: str, version: int, last_seq: int) -> int | None:
         """The stream sequence of the match's commit ``version`` (versions grow
@@ -213,7 +273,7 @@ class JetStreamStore:
                     if msg.seq > last:
                         return
                     seq = msg.seq
-                    yield seq, decode_commit(msg.data)
+                    yield seq, self.decode(msg.data)
                 return
         else:
             last = None
@@ -255,7 +315,7 @@ class JetStreamStore:
                 seq = msg.metadata.sequence.stream
                 if seq <= after_seq:
                     continue
-                yield seq, decode_commit(msg.data)
+                yield seq, self.decode(msg.data)
                 if last is not None and seq >= last:
                     return
         finally:

@@ -12,11 +12,18 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from engine_core.types import Outcome
-from services.common.auth import Principal
+from services.common.auth import Principal, is_bot
 from services.match import metrics
 from services.match.base import REPLAY_MAX_PAUSE_S
 from services.match.errors import BadRequest
-from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, Projection
+from services.match.model import (
+    KIND_FORFEIT,
+    STATUS_ACTIVE,
+    STATUS_FINISHED,
+    Clocks,
+    Commit,
+    Projection,
+)
 from services.match.projections import Projections
 
 
@@ -32,6 +39,9 @@ class CommitView:
     outcome: Outcome | None
     committed_at: str
     move: str
+    clocks: Clocks | None = None
+    timeout: bool = False
+    forfeit: bool = False
 
 
 class Streams(Projections):
@@ -52,12 +62,18 @@ class Streams(Projections):
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()
-        metrics.WATCHERS_CONNECTED.inc()
+        if is_bot(principal.subject):
+            gauge = metrics.WATCHING["bot"]
+        elif principal.is_service:
+            gauge = metrics.WATCHING["service"]
+        else:
+            gauge = metrics.WATCHING["spectator" if seat is None else "player"]
+        gauge.inc()
         try:
             async for view in self._watch(p, seat, after_version, include_view):
                 yield view
         finally:
-            metrics.WATCHERS_CONNECTED.dec()
+            gauge.dec()
 
     async def _watch(
         self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
@@ -149,4 +165,7 @@ class Streams(Projections):
             outcome=c.outcome,
             committed_at=c.committed_at,
             move=c.move if full or (seat is not None and seat == c.seat) else "",
+            clocks=c.clocks,
+            timeout=c.timeout,
+            forfeit=c.kind == KIND_FORFEIT,
         )

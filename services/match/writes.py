@@ -11,22 +11,28 @@ is decided again on the new state (when the client sent no
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
 
+import msgspec
 import structlog
 
 from engine_core.errors import EngineError, GameOver, IllegalMove
 from engine_core.types import Outcome
-from services.common.auth import Principal, is_bot
+from services.common.auth import MAX_PLAYER_ID_CHARS, Principal, is_bot, valid_player_id
 from services.common.errors import InvalidArgument, PermissionDenied, ServiceError
-from services.match import metrics
+from services.common.standin import known_bot
+from services.match import clocks, metrics
 from services.match.base import MAX_KEY_LENGTH, MAX_MOVE_BYTES, MAX_PLAYERS_IDS
 from services.match.errors import (
     BadRequest,
+    IdempotencyKeyReused,
     MatchExists,
+    OutcomeUnknown,
     StaleVersion,
+    TimeExpired,
     TooMuchContention,
     Unavailable,
 )
@@ -36,6 +42,7 @@ from services.match.model import (
     KIND_MOVE,
     STATUS_ACTIVE,
     STATUS_FINISHED,
+    Clocks,
     Commit,
     Decision,
     MatchMeta,
@@ -44,9 +51,11 @@ from services.match.model import (
     key_digest,
     new_match_id,
     now_ms,
+    request_digest,
 )
 from services.match.ports import AppendConflict
 from services.match.projections import Projections
+from services.match.store import FINISHED_HEADERS
 
 log = structlog.get_logger("tabletop.match")
 
@@ -59,6 +68,7 @@ class MoveResult:
     events: tuple[str, ...]
     status: str
     outcome: Outcome | None
+    clocks: Clocks | None = None
 
 
 class Writes(Projections):
@@ -76,10 +86,17 @@ class Writes(Projections):
             raise PermissionDenied("service_only", "only services may create matches")
         if not players or len(players) > MAX_PLAYERS_IDS:
             raise BadRequest(f"a match needs 1..{MAX_PLAYERS_IDS} players", "bad_players")
-        if any(not p or len(p) > 200 for p in players):
-            raise BadRequest("player ids must be 1..200 characters", "bad_players")
+        for i, p in enumerate(players):
+            if not valid_player_id(p):  # the ticket's (one of them) was bad: say which
+                raise InvalidArgument(
+                    "bad_players",
+                    f"player ids must be 1..{MAX_PLAYER_ID_CHARS} printable characters",
+                    index=str(i),
+                    player=p,
+                )
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
+        match_options = self._match_options(game, match_options)
         entropy = os.urandom(32)
         try:
             decision = await self._rules(self.rules.setup(game, len(players), options, entropy))
@@ -88,37 +105,56 @@ class Writes(Projections):
                 raise InvalidArgument("bad_player_count", e.message) from None
             raise
         key = key_digest("", principal.subject, idempotency_key) if idempotency_key else ""
+        request = (
+            request_digest(
+                "create", game, len(players), *players, options, match_options or MatchOptions()
+            )
+            if idempotency_key
+            else ""
+        )
         seed = f"{principal.subject}\0{idempotency_key}".encode() if idempotency_key else None
         match_id = new_match_id(seed)
+        time_ms = now_ms()
         commit = Commit(
             version=0,
             kind=KIND_CREATED,
-            time_ms=now_ms(),
+            time_ms=time_ms,
             entropy=entropy,
             events=decision.events,
             redacted=decision.redacted,
             rules_version=decision.rules_version,
             awaiting=decision.awaiting,
             outcome=decision.outcome,
+            clocks=clocks.start(match_options.clock, len(players), decision.awaiting, time_ms),
             key=key,
+            request=request,
             game=game,
             players=tuple(players),
             options=options,
-            match_options=match_options or MatchOptions(),
+            match_options=match_options,
             creator=principal.subject,
         )
         try:
-            seq, _ = await self._append(match_id, commit, 0, f"create:{match_id}")
+            seq, duplicate = await self._append(
+                match_id, commit, 0, f"create:{match_id}", unknown={"match_id": match_id}
+            )
         except AppendConflict:
-            first = await self.store.first(match_id)
+            duplicate, seq = True, 0
+        if duplicate:
+            first = await self._store(self.store.first(match_id))
             if (
                 first is not None
                 and key
                 and first[1].key == key
                 and first[1].creator == principal.subject
             ):
+                if first[1].request and first[1].request != request:
+                    raise IdempotencyKeyReused(
+                        "this idempotency key already created a match with other "
+                        "parameters: use a new key for a new match"
+                    )
                 return match_id, 0  # a retried create
-            raise MatchExists(f"match {match_id} already exists") from None
+            raise MatchExists(f"match {match_id} already exists")
         meta = MatchMeta.from_creation(match_id, commit)
         projection = Projection(
             meta=meta,
@@ -128,9 +164,12 @@ class Writes(Projections):
             awaiting=decision.awaiting,
             outcome=decision.outcome,
             keys={},
+            time_ms=time_ms,
+            clocks=commit.clocks,
         )
         self._remember(projection)
         self.cache_writes.full(projection)
+        await self._arm(match_id, 0, commit.clocks)
         try:
             await self.index.record(meta, STATUS_ACTIVE)
         except Exception:  # the match exists; only ListMatches misses it
@@ -172,27 +211,51 @@ class Writes(Projections):
         expected_version: int | None,
         idempotency_key: str,
         seat: int | None,
+        timeout: bool = False,
     ) -> MoveResult:
+        """``timeout``: the server moves for ``seat`` (its clock ran out)."""
         if len(move) > MAX_MOVE_BYTES:
             raise BadRequest("move too large", "move_too_large")
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         p = await self.load(match_id)
-        seat = self._mover_seat(principal, p, seat)
+        seat = seat if timeout and seat is not None else self._mover_seat(principal, p, seat)
+        generated = not idempotency_key
         key = idempotency_key or os.urandom(16).hex()
         digest = key_digest(match_id, principal.subject, key)
-        verified = False  # whether ``p`` was checked against the stream's head
+        # What the key stands for: this move by this seat (a condition such as
+        # ``expected_version`` is not part of it: the move was applied or not).
+        request = request_digest("move", move, seat)
+        # On an ``OutcomeUnknown``, the key to retry with (the one the server
+        # drew when the client sent none).
+        unknown = {"idempotency_key": key} if generated else {}
+        # Whether ``p`` is known to be the stream's head: a copy in memory or
+        # in Redis may be behind (another replica moved), so a rejection or a
+        # stale expected version decided on it is checked first.
+        current = False
         for _attempt in range(self.config.max_decide_attempts):
-            if digest in p.keys:
+            if digest in p.keys:  # a key once applied stays applied: no check needed
                 metrics.IDEMPOTENT_REPLIES.inc()
                 stored = await self._store(self.store.commit_at(p.keys[digest]))
-                return await self._answer(p.meta, stored)
+                return await self._answer(p.meta, stored, request)
             if expected_version is not None and expected_version != p.version:
+                if not current:
+                    current = True
+                    p = await self._head(p)
+                    continue
                 raise StaleVersion(
                     f"the match is at version {p.version}, not {expected_version}", p.version
                 )
-            if p.outcome is not None:
+            if p.outcome is not None:  # the last commit: ``p`` is the head
                 raise GameOver(message="the game is over")
+            time_ms = max(now_ms(), p.time_ms)
+            if not (timeout or clocks.in_time(p.clocks, seat, time_ms)):
+                # a deadline of a stale projection: check against the head first
+                if not current:
+                    current = True
+                    p = await self._head(p)
+                    continue
+                raise TimeExpired(seat, p.version)
             entropy = os.urandom(32)
             try:
                 decision = await self._rules(self.rules.decide(p.state, seat, move, entropy))
@@ -202,43 +265,68 @@ class Writes(Projections):
                 # A rejection decided on a projection that may be stale (an
                 # old Redis entry, another replica moved): answer it only once
                 # the projection is known to be the stream's head.
-                if verified:
+                if current:
                     raise
-                verified = True
-                if await self._store(self.store.last_seq(match_id)) == p.seq:
+                current = True
+                head = await self._head(p)
+                if head.seq == p.seq:
                     raise
-                p = await self._catch_up(p)
+                p = head
                 continue
+            tc = p.meta.match_options.clock
             commit = Commit(
                 version=p.version + 1,
                 kind=KIND_MOVE,
-                time_ms=now_ms(),
+                time_ms=time_ms,
                 entropy=entropy,
                 events=decision.events,
                 redacted=decision.redacted,
                 rules_version=decision.rules_version,
                 awaiting=decision.awaiting,
                 outcome=decision.outcome,
+                clocks=clocks.advance(
+                    tc, p.clocks, p.time_ms, seat, decision.awaiting, time_ms, timeout=timeout
+                ),
                 seat=seat,
                 player=principal.subject,
                 move=move,
                 key=digest,
+                timeout=timeout,
+                request=request,
             )
             try:
-                seq, duplicate = await self._append(match_id, commit, p.seq, f"{match_id}:{digest}")
+                seq, duplicate = await self._append(
+                    match_id,
+                    commit,
+                    p.seq,
+                    f"{match_id}:{digest}",
+                    headers=FINISHED_HEADERS if decision.outcome is not None else None,
+                    unknown=unknown,
+                )
             except AppendConflict:
                 metrics.APPEND_CONFLICTS.inc()
                 p = await self._catch_up(p)
+                current = True
                 continue
             if duplicate:  # the same key was appended at ``seq`` meanwhile
                 metrics.IDEMPOTENT_REPLIES.inc()
-                stored = await self._store(self.store.commit_at(seq))
-                p = await self._catch_up(p)
-                return await self._answer(p.meta, stored)
+                try:
+                    stored = await self._store(self.store.commit_at(seq))
+                except Unavailable as e:  # applied, but its answer cannot be read now
+                    raise OutcomeUnknown(e.message, **unknown) from None
+                with contextlib.suppress(Unavailable):  # else the next move catches up
+                    await self._catch_up(p)
+                return await self._answer(p.meta, stored, request)
             return await self._applied(p, commit, seq, decision, digest)
         raise TooMuchContention(
             f"the move lost {self.config.max_decide_attempts} races in a row", p.version
         )
+
+    async def _head(self, p: Projection) -> Projection:
+        """``p`` caught up with the stream's head (one read when it is current)."""
+        if await self._store(self.store.last_seq(p.meta.match_id)) == p.seq:
+            return p
+        return await self._catch_up(p)
 
     async def _applied(
         self, p: Projection, commit: Commit, seq: int, decision: Decision, digest: str
@@ -251,11 +339,15 @@ class Writes(Projections):
             awaiting=decision.awaiting,
             outcome=decision.outcome,
             keys={**p.keys, digest: seq},
+            time_ms=commit.time_ms,
+            clocks=commit.clocks,
         )
         self._remember(new)
         self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
+        else:
+            await self._arm(new.meta.match_id, commit.version, commit.clocks)
         assert commit.seat is not None
         return MoveResult(
             match_id=p.meta.match_id,
@@ -264,9 +356,16 @@ class Writes(Projections):
             events=commit.visible_events(commit.seat),
             status=STATUS_FINISHED if commit.outcome is not None else STATUS_ACTIVE,
             outcome=commit.outcome,
+            clocks=commit.clocks,
         )
 
-    async def _answer(self, meta: MatchMeta, c: Commit) -> MoveResult:
+    async def _answer(self, meta: MatchMeta, c: Commit, request: str) -> MoveResult:
+        """The first answer again, for a retry of the request of commit ``c``."""
+        if c.request and c.request != request:
+            raise IdempotencyKeyReused(
+                f"this idempotency key was used for another move (version {c.version}): "
+                "use a new key for a new move"
+            )
         assert c.seat is not None
         if c.outcome is not None:  # the first answer may have died before the fact went out
             await self._finished(meta, c)
@@ -277,6 +376,7 @@ class Writes(Projections):
             events=c.visible_events(c.seat),
             status=STATUS_FINISHED if c.outcome is not None else STATUS_ACTIVE,
             outcome=c.outcome,
+            clocks=c.clocks,
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
@@ -293,6 +393,15 @@ class Writes(Projections):
             metrics.MATCHES_FINISHED.inc()
         except Exception:
             log.exception("match_finished_not_published", match=meta.match_id)
+
+    def _match_options(self, game: str, options: MatchOptions | None) -> MatchOptions:
+        """The match options with a sound time control, the game's default
+        filled in (``InvalidArgument("bad_time_control")`` otherwise)."""
+        options = options or MatchOptions()
+        if options.time_control is None:
+            return options
+        tc = clocks.validate(options.time_control, known_bot)
+        return msgspec.structs.replace(options, time_control=clocks.resolve(tc, game))
 
     def _mover_seat(self, principal: Principal, p: Projection, hint: int | None) -> int:
         players = p.meta.players

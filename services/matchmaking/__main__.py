@@ -12,17 +12,20 @@ import dataclasses
 import sys
 
 from services.common import eventloop
-from services.common.logging import configure_logging
+from services.common.logging import announce, configure_logging
 from services.matchmaking.server import MatchmakingProcess
 from services.matchmaking.settings import MatchmakingSettings, env_name
 
 
 async def _main(settings: MatchmakingSettings) -> None:
     proc = await MatchmakingProcess(settings).start()
-    print(
-        f"matchmaking grpc_port={proc.server.port if proc.server else '-'} "
+    grpc_port = proc.server.port if proc.server else None
+    announce(
+        "matchmaking_started",
+        f"matchmaking grpc_port={grpc_port or '-'} "
         f"metrics_port={proc.metrics_port if proc.metrics_port is not None else '-'}",
-        flush=True,
+        grpc_port=grpc_port,
+        metrics_port=proc.metrics_port,
     )
     try:
         await proc.wait()

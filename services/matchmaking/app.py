@@ -16,6 +16,10 @@ import structlog
 
 from engine_core.errors import EngineError
 from engine_core.registry import Registry, UnknownGame
+from services.common.auth import MAX_PLAYER_ID_CHARS, Tokens, valid_player_id
+from services.common.codecs import check_json, decode_options
+from services.match.clocks import format_spec
+from services.match.clocks import parse as parse_time_control
 from services.matchmaking import metrics
 from services.matchmaking.errors import AlreadyQueued, BadRequest, Conflict, Forbidden, NotFound
 from services.matchmaking.ratings import PlayerRating, Ratings
@@ -26,6 +30,7 @@ from services.matchmaking.store import (
     EXPIRED,
     FINAL_STATES,
     NewTicket,
+    PartyTokenUsed,
     PlayerAlreadyQueued,
     TicketRecord,
     TicketStore,
@@ -36,6 +41,7 @@ log = structlog.get_logger("matchmaking.app")
 
 BOT_PREFIX = "bot:"
 MAX_LEADERBOARD = 100
+MAX_OPTIONS_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +136,9 @@ class Matchmaking:
         events: TicketEvents,
         registry: Registry,
         settings: MatchmakingSettings,
+        tokens: Tokens | None = None,
     ) -> None:
+        self.tokens = tokens or Tokens(settings.auth())
         self.store = store
         self.ratings = ratings
         self.events = events
@@ -146,16 +154,28 @@ class Matchmaking:
         options_json: str,
         party: Sequence[str],
         allow_bots: bool,
+        party_tokens: Sequence[str] = (),
+        *,
+        time_control: str = "",
     ) -> str:
         g = self._game(game)
+        consents: list[str] = []
+        # canonical text form, so equal clocks share a queue
+        clock = format_spec(parse_time_control(time_control)) if time_control.strip() else ""
         if caller.is_service:
             players = list(party)
             if not players:
                 raise BadRequest("no_players", "a service must name the ticket's players in party")
         else:
-            players = [caller.player_id, *party]
-        if any(not p or p.startswith(BOT_PREFIX) for p in players):
-            raise BadRequest("bad_player", "bots and empty ids cannot queue")
+            members, consents = self._party(caller, game, party, party_tokens)
+            players = [caller.player_id, *members]
+        for i, p in enumerate(players):
+            if not valid_player_id(p) or p.startswith(BOT_PREFIX):
+                raise BadRequest(
+                    "bad_player",
+                    f"player ids are 1..{MAX_PLAYER_ID_CHARS} printable characters, not bots",
+                    index=str(i),
+                )
         if len(set(players)) != len(players):
             raise BadRequest("duplicate_player", "a player appears twice in the party")
         if len(players) > self.settings.max_party:
@@ -167,7 +187,7 @@ class Matchmaking:
         if bad:
             raise BadRequest(
                 "player_count",
-                f"{game} plays with {g.min_players}-{g.max_players} players, not {bad}",
+                f"{game} plays with {g.min_players}-{g.max_players} players, not {bad[:8]}",
             )
         counts = [n for n in counts if n >= len(players)]
         if not counts:
@@ -177,14 +197,66 @@ class Matchmaking:
         rating = sum(r.mu for r in rated) / len(rated)
         try:
             tid = await self.store.enqueue(
-                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating)
+                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating, clock),
+                consents=consents,
+                consent_ttl_ms=int((self.settings.party_token_ttl_s + 60) * 1000),
             )
         except PlayerAlreadyQueued as e:
             raise AlreadyQueued(
                 "already_queued", str(e), player=e.player, ticket_id=e.ticket_id
             ) from None
+        except PartyTokenUsed:
+            raise Conflict(
+                "party_token_used", "a party token was already used: ask the member for a new one"
+            ) from None
         metrics.TICKETS_ENQUEUED.labels(game).inc()
         return tid
+
+    def _party(
+        self, caller: Caller, game: str, party: Sequence[str], party_tokens: Sequence[str]
+    ) -> tuple[list[str], list[str]]:
+        """The consenting members (in token order) and their tokens' ids. Each
+        token must be for this leader and game; a member named in ``party``
+        without a token has not consented."""
+        if len(party_tokens) > self.settings.max_party:
+            raise BadRequest("party_too_big", f"at most {self.settings.max_party} party tokens")
+        members: list[str] = []
+        jtis: list[str] = []
+        for i, token in enumerate(party_tokens):
+            claims = self.tokens.verify_party_token(token)
+            if claims["leader"] != caller.player_id or claims["game"] != game:
+                raise Forbidden(
+                    "bad_party_token",
+                    "a party token is for another leader or game",
+                    index=str(i),
+                )
+            if claims["sub"] not in members:
+                members.append(claims["sub"])
+                jtis.append(claims["jti"])
+        if party:
+            for p in party:
+                if p not in members:
+                    raise Forbidden(
+                        "party_consent_missing",
+                        "a member of the party has not consented (no party token of theirs)",
+                        player=p,
+                    )
+            if len(set(party)) != len(members):
+                raise BadRequest("party_mismatch", "party names fewer players than party_tokens")
+        return members, jtis
+
+    async def join_party(self, caller: Caller, leader: str, game: str) -> tuple[str, int]:
+        """The caller's consent to be queued in ``leader``'s party for ``game``."""
+        self._game(game)
+        if caller.is_service:
+            raise Forbidden("players_only", "a service queues players directly, without tokens")
+        if not valid_player_id(leader) or leader.startswith(BOT_PREFIX):
+            raise BadRequest("bad_player", "leader must be a player id")
+        if leader == caller.player_id:
+            raise BadRequest("own_party", "the leader needs no party token of its own")
+        return self.tokens.party_token(
+            caller.player_id, leader, game, ttl_s=int(self.settings.party_token_ttl_s)
+        )
 
     def _game(self, game: str):
         try:
@@ -198,7 +270,7 @@ class Matchmaking:
         if not options_json.strip():
             return ""
         try:
-            g.codec().decode_options(options_json)
+            decode_options(g, check_json("options", options_json, MAX_OPTIONS_BYTES))
             return json.dumps(json.loads(options_json), sort_keys=True, separators=(",", ":"))
         except (EngineError, ValueError) as e:
             raise BadRequest("malformed_options", str(e)) from None

@@ -24,9 +24,16 @@ class InProcessMatchCreator:
     registry: Registry = field(default_factory=default_registry)
     matches: dict[str, tuple[str, list[str], Any]] = field(default_factory=dict)
     by_key: dict[str, CreatedMatch] = field(default_factory=dict)
+    clocks: dict[str, str] = field(default_factory=dict)  # match id -> time control asked
 
     async def create_match(
-        self, game: str, players: list[str], options_json: str, *, key: str = ""
+        self,
+        game: str,
+        players: list[str],
+        options_json: str,
+        *,
+        key: str = "",
+        time_control: str = "",
     ) -> CreatedMatch:
         if key and key in self.by_key:
             return self.by_key[key]
@@ -38,6 +45,7 @@ class InProcessMatchCreator:
             raise MatchCreationFailed(str(e)) from e
         match_id = uuid.uuid4().hex
         self.matches[match_id] = (game, list(players), state)
+        self.clocks[match_id] = time_control
         created = CreatedMatch(match_id, {p: s for s, p in enumerate(players)})
         if key:
             self.by_key[key] = created

@@ -7,6 +7,7 @@ Keys (single Redis/valkey node; scripts derive keys from ticket ids):
   ``n`` players, scored by rating; member ``<id>|<size>|<enqueued ms>|<bots 0/1>``
 - ``mm:queues``   set of every queue key ever used
 - ``mm:p:<player>``  the ticket a player is queued with (one at a time)
+- ``mm:pt:<jti>``  a party token already used (kept while the token is valid)
 - ``mm:exp``      sorted set: ticket id by expiry time (ms)
 - ``mm:watch``    sorted set: ticket id by watcher deadline (ms)
 - channel ``mm:events``: ticket ids (space-separated), published when tickets end
@@ -46,7 +47,9 @@ end
 """
 
 # ARGV: id, hash ttl ms, expires ms, rating, member, players json, queues json,
-#       flat field list json
+#       flat field list json, party token ids json, party token memory ms.
+# Answers {1}, {0, player, ticket} (a player already queued) or {2, token id}
+# (a party token already used).
 ENQUEUE = """
 local players = cjson.decode(ARGV[6])
 for _, p in ipairs(players) do
@@ -56,6 +59,11 @@ for _, p in ipairs(players) do
     if st == 'searching' or st == 'claimed' then return {0, p, held} end
   end
 end
+local consents = cjson.decode(ARGV[9])
+for _, j in ipairs(consents) do
+  if redis.call('EXISTS', 'mm:pt:' .. j) == 1 then return {2, j} end
+end
+for _, j in ipairs(consents) do redis.call('SET', 'mm:pt:' .. j, ARGV[1], 'PX', ARGV[10]) end
 local key = 'mm:t:' .. ARGV[1]
 redis.call('HSET', key, unpack(cjson.decode(ARGV[8])))
 redis.call('PEXPIRE', key, ARGV[2])
@@ -133,7 +141,7 @@ return out
 # KEYS[1]: the queue the groups were read from.
 # ARGV: now ms, claim token, groups json ([[member, ...], ...]).
 # Claims each group whole or not at all. Answers json
-# {"ok": [1/0 per group], "tickets": {id: [players json, options json]}} with
+# {"ok": [1/0 per group], "tickets": {id: [players json, options json, clock]}} with
 # what match creation needs of every claimed ticket.
 CLAIM = """
 local now = tonumber(ARGV[1])
@@ -157,11 +165,11 @@ for gi, group in ipairs(cjson.decode(ARGV[3])) do
     for _, m in ipairs(group) do
       local key = 'mm:t:' .. string.match(m, '^[^|]+')
       redis.call('HSET', key, 'state', 'claimed', 'claim', ARGV[2])
-      local f = redis.call('HMGET', key, 'queues', 'players', 'opts')
+      local f = redis.call('HMGET', key, 'queues', 'players', 'opts', 'tc')
       for _, q in ipairs(cjson.decode(f[1])) do
         redis.call('ZREM', q, m)
       end
-      info[string.match(m, '^[^|]+')] = {f[2], f[3] or ''}
+      info[string.match(m, '^[^|]+')] = {f[2], f[3] or '', f[4] or ''}
       any = true
     end
   end

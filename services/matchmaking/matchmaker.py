@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import structlog
 
+from engine_core.bots import LEVELS
 from services.matchmaking import metrics
 from services.matchmaking.pairing import Candidate, Group, form_groups
 from services.matchmaking.ports import MatchCreationFailed, MatchCreator
@@ -34,6 +35,14 @@ log = structlog.get_logger("matchmaking.matchmaker")
 BOT_PREFIX = "bot:"
 _REFUSED = object()  # CreateMatch said no: counts against the tickets
 _UNREACHABLE = object()  # the match service is down: the tickets wait
+
+
+@dataclass(frozen=True, slots=True)
+class _Blamed:
+    """CreateMatch refused the group because of one ticket (it named one of
+    its players): that ticket ends, the others go back to the queue."""
+
+    ticket_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +70,9 @@ class Matchmaker:
         self.creator = creator
         self.settings = settings
         self.name = name or uuid.uuid4().hex[:8]
-        self.bot_kind = bot_kind
+        if bot_kind not in LEVELS:
+            raise ValueError(f"unknown bot level {bot_kind!r}; use one of {', '.join(LEVELS)}")
+        self.bot_kind = bot_kind  # bot seats are named bot:<level>-<n> (the worker reads it)
         self._sem = asyncio.Semaphore(settings.create_concurrency)
         self._rng = random.Random()
 
@@ -80,6 +91,7 @@ class Matchmaker:
         swept = await self.store.sweep(at)
         keys = await self.store.queues()
         if not keys:
+            metrics.set_queue_sizes(())
             return RoundStats(swept=swept)
         queues = await self.store.read_queues(keys)
         token = f"{self.name}:{uuid.uuid4().hex[:12]}"
@@ -89,9 +101,11 @@ class Matchmaker:
         seen = groups_n = 0
         cands: dict[str, list[Candidate]] = {}
         members: dict[str, dict[str, str]] = {}
+        metrics.set_queue_sizes(
+            (parse_queue_key(key)[0], parse_queue_key(key)[2], len(queues[key])) for key in keys
+        )
         for key in keys:
             entries = queues[key]
-            metrics.QUEUE_TICKETS.labels(key).set(len(entries))
             if not entries:
                 continue
             seen += len(entries)
@@ -143,12 +157,22 @@ class Matchmaker:
             if r is _UNREACHABLE
             for t in g.tickets
         ]
+        blamed = [r.ticket_id for r in results if isinstance(r, _Blamed)]
+        innocent = [
+            t.ticket_id
+            for (_, g), r in zip(claimed, results, strict=True)
+            if isinstance(r, _Blamed)
+            for t in g.tickets
+            if t.ticket_id != r.ticket_id
+        ]
         if made:
             await self.store.finalize(token, made)
         if refused:
             await self.store.release(token, refused)
-        if unreachable:
-            await self.store.release(token, unreachable, count=False)
+        if blamed:
+            await self.store.release(token, blamed, count=True, at_once=True)
+        if unreachable or innocent:
+            await self.store.release(token, unreachable + innocent, count=False)
         return RoundStats(
             seen,
             groups_n,
@@ -165,9 +189,9 @@ class Matchmaker:
         game, _, n = parse_queue_key(queue)
         players: list[str] = []
         owner: dict[str, str] = {}
-        options_json = ""
+        options_json = time_control = ""
         for rec in tickets:
-            options_json = rec.options_json
+            options_json, time_control = rec.options_json, rec.time_control
             for p in rec.players:
                 players.append(p)
                 owner[p] = rec.ticket_id
@@ -177,13 +201,21 @@ class Matchmaker:
         async with self._sem:
             try:
                 created = await self.creator.create_match(
-                    game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}"
+                    game,
+                    order,
+                    options_json,
+                    key=f"{token}:{group.tickets[0].ticket_id}",
+                    time_control=time_control,
                 )
             except MatchCreationFailed as e:
                 log.warning(
                     "create_match_failed", game=game, players=n, error=str(e), transient=e.transient
                 )
-                return _UNREACHABLE if e.transient else _REFUSED
+                if e.transient:
+                    return _UNREACHABLE
+                if e.player in owner:
+                    return _Blamed(owner[e.player])
+                return _REFUSED
             except Exception as e:  # unknown: counted, so it cannot loop forever
                 log.warning("create_match_failed", game=game, players=n, error=repr(e))
                 return _REFUSED

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from prometheus_client import Counter, Gauge, Histogram
 
 TICKETS_ENQUEUED = Counter("matchmaking_tickets_enqueued_total", "Tickets queued", ["game"])
@@ -11,9 +13,27 @@ MATCHES_MADE = Counter(
 TICKETS_MATCHED = Counter("matchmaking_tickets_matched_total", "Tickets that got a match", ["game"])
 QUEUE_TICKETS = Gauge(
     "matchmaking_queue_tickets",
-    "Tickets waiting in a queue (game, player count, options)",
-    ["queue"],
+    "Tickets waiting, by game and player count (all option sets summed; a "
+    "ticket open to several player counts is counted in each)",
+    ["game", "players"],
 )
+_queue_labels: set[tuple[str, str]] = set()
+
+
+def set_queue_sizes(sizes: Iterable[tuple[str, int, int]]) -> None:
+    """``(game, players, tickets)`` of every queue read in a round: summed by
+    game and player count; a queue gone since the last round reads 0."""
+    totals: dict[tuple[str, str], int] = {}
+    for game, players, tickets in sizes:
+        key = (game, str(players))
+        totals[key] = totals.get(key, 0) + tickets
+    for key in _queue_labels - totals.keys():
+        QUEUE_TICKETS.labels(*key).set(0)
+    for key, tickets in totals.items():
+        QUEUE_TICKETS.labels(*key).set(tickets)
+    _queue_labels.update(totals)
+
+
 BOT_SEATS = Counter("matchmaking_bot_seats_total", "Seats given to bots", ["game"])
 CREATE_FAILURES = Counter(
     "matchmaking_create_failures_total", "CreateMatch calls that failed (tickets released)"

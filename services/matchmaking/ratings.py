@@ -100,6 +100,19 @@ def _parse(game: str, player: str, h: dict) -> PlayerRating:
     return PlayerRating(player, game, float(get["mu"]), float(get["sigma"]), int(get["matches"]))
 
 
+def rated_seats(fact: MatchFinished) -> list[int]:
+    """The seats a finished match rates: people with rated ids (no bots, no
+    guests), each player once; fewer than two means nobody is rated."""
+    seats: list[int] = []
+    seen: set[str] = set()
+    for s, p in enumerate(fact.players):
+        bot = fact.bots[s] if fact.bots else False
+        if not bot and is_rated_player(p) and p not in seen:
+            seats.append(s)
+            seen.add(p)
+    return seats if len(seats) >= 2 else []
+
+
 class Ratings:
     def __init__(self, client: redis.Redis, marker_ttl_s: float = 30 * 86400.0) -> None:
         self.redis = client
@@ -123,14 +136,9 @@ class Ratings:
         return await self.get_many(game, players) if players else []
 
     async def record(self, fact: MatchFinished) -> bool:
-        """Rate a finished match; False if it was rated before (a duplicate)."""
-        seats: list[int] = []
-        seen: set[str] = set()
-        for s, p in enumerate(fact.players):
-            bot = fact.bots[s] if fact.bots else False
-            if not bot and is_rated_player(p) and p not in seen:
-                seats.append(s)
-                seen.add(p)
+        """Rate a finished match; False if it was rated before (a duplicate).
+        Only ``rated_seats(fact)`` are rated (none with fewer than two)."""
+        seats = rated_seats(fact)
         marker = marker_key(fact.match_id)
         ttl = max(1, int(self.marker_ttl_s))
         if len(seats) < 2:

@@ -18,7 +18,7 @@ from nats.js import JetStreamContext, api
 from nats.js.errors import NotFoundError
 
 from services.matchmaking import metrics
-from services.matchmaking.ratings import InvalidFact, Ratings, decode_fact
+from services.matchmaking.ratings import InvalidFact, Ratings, decode_fact, rated_seats
 
 log = structlog.get_logger("matchmaking.results")
 
@@ -104,6 +104,16 @@ class ResultsConsumer:
             self.rated += 1
         else:
             self.duplicates += 1
-        metrics.MATCHES_RATED.labels("rated" if applied else "duplicate").inc()
-        log.info("match_rated", match=fact.match_id, game=fact.game, duplicate=not applied)
+        seats = rated_seats(fact)
+        result = "duplicate" if not applied else "rated" if seats else "unrated"
+        metrics.MATCHES_RATED.labels(result).inc()
+        if result == "rated":
+            log.info(
+                "match_rated",
+                match=fact.match_id,
+                game=fact.game,
+                players=[fact.players[s] for s in seats],
+            )
+        else:  # nobody rated (guests, bots) or rated before: nothing to tell at info
+            log.debug("match_not_rated", match=fact.match_id, game=fact.game, why=result)
         await msg.ack()

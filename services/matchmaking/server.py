@@ -15,12 +15,13 @@ from engine_core.registry import default_registry
 from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
+from services.common.natsurl import nats_servers
 from services.matchmaking.app import Matchmaking, TicketEvents
 from services.matchmaking.matchmaker import Matchmaker
 from services.matchmaking.ports import MatchCreator
 from services.matchmaking.ratings import Ratings
 from services.matchmaking.results import ResultsConsumer
-from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer, TokenVerifier
+from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import TicketStore
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -61,13 +62,16 @@ class MatchmakingProcess:
         await self.redis.ping()
         if s.run_api:
             await self.events.start()
-            app = Matchmaking(self.store, self.ratings, self.events, default_registry(), s)
+            tokens = Tokens(s.auth())
+            app = Matchmaking(
+                self.store, self.ratings, self.events, default_registry(), s, tokens=tokens
+            )
             self.server = GrpcServer(
                 ServerConfig(host=s.grpc_host, port=s.grpc_port, grace_seconds=s.grace_s)
             )
             self.server.add_service(
                 pb_grpc.add_MatchmakingServiceServicer_to_server,
-                MatchmakingServicer(app, TokenVerifier(Tokens(s.auth()))),
+                MatchmakingServicer(app, tokens),
                 SERVICE_NAME,
             )
             await self.server.start()
@@ -78,10 +82,10 @@ class MatchmakingProcess:
                 client = GrpcMatchCreator.from_settings(s)
                 self._closers.append(client.close)
                 self.creator = client
-            self.matchmaker = Matchmaker(self.store, self.creator, s)
+            self.matchmaker = Matchmaker(self.store, self.creator, s, bot_kind=s.bot_level)
             self._tasks.append(asyncio.create_task(self.matchmaker.run(self._stop)))
         if s.run_ratings:
-            self._nc = await nats.connect(s.nats_url, max_reconnect_attempts=-1)
+            self._nc = await nats.connect(nats_servers(s.nats_url), max_reconnect_attempts=-1)
             self.consumer = ResultsConsumer(
                 self._nc.jetstream(),
                 self.ratings,

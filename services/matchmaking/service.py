@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -25,17 +24,6 @@ _STATES = {
     "cancelled": pb.TICKET_STATE_CANCELLED,
     "expired": pb.TICKET_STATE_EXPIRED,
 }
-
-
-class TokenVerifier:
-    """The caller of a request, from ``authorization: Bearer <jwt>`` metadata."""
-
-    def __init__(self, tokens: Tokens) -> None:
-        self.tokens = tokens
-
-    def caller(self, metadata: Any) -> Caller:
-        principal = self.tokens.from_metadata(metadata)
-        return Caller(principal.subject, principal.is_service)
 
 
 def _rating(r: PlayerRating) -> pb.Rating:
@@ -81,14 +69,14 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     """Errors are raised as ``services.common.errors`` exceptions; the server's
     ``ErrorInterceptor`` turns them into statuses."""
 
-    def __init__(self, app: Matchmaking, verifier: TokenVerifier) -> None:
+    def __init__(self, app: Matchmaking, tokens: Tokens) -> None:
         self.app = app
-        self.verifier = verifier
+        self.tokens = tokens  # the one verifier of every service (services.common.auth)
 
     def _caller(self, context) -> Caller:
-        caller = self.verifier.caller(context.invocation_metadata())
-        bind(player=caller.player_id)
-        return caller
+        principal = self.tokens.from_metadata(context.invocation_metadata())
+        bind(player=principal.subject)
+        return Caller(principal.subject, principal.is_service)
 
     async def Enqueue(self, request: pb.EnqueueRequest, context) -> pb.EnqueueResponse:
         bind(game=request.game)
@@ -101,9 +89,17 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 request.options_json,
                 list(request.party),
                 request.allow_bots,
+                list(request.party_tokens),
+                time_control=request.time_control,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)
+
+    async def JoinParty(self, request: pb.JoinPartyRequest, context) -> pb.JoinPartyResponse:
+        bind(game=request.game)
+        caller = self._caller(context)
+        token, expires = await self.app.join_party(caller, request.leader, request.game)
+        return pb.JoinPartyResponse(party_token=token, expires_at=expires)
 
     async def CancelTicket(
         self, request: pb.CancelTicketRequest, context

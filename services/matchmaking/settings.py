@@ -46,6 +46,7 @@ class MatchmakingSettings:
     watch_grace_s: float = 10.0  # a searching ticket without watcher is cancelled after this
     watch_update_s: float = 1.0  # interval of `searching` updates (and watcher heartbeats)
     max_party: int = 8
+    party_token_ttl_s: float = 300.0  # a member's consent (JoinParty) is valid this long
 
     # Pairing.
     tick_s: float = 0.1  # pause between two pairing rounds
@@ -53,10 +54,16 @@ class MatchmakingSettings:
     window_growth: float = 1.0  # added per second waited
     window_max: float = 50.0
     bot_fill_after_s: float = 20.0  # tickets allowing bots get bot-filled after this
+    bot_level: str = "greedy"  # bot seats are bot:<level>-<n>: random, greedy or search
     create_concurrency: int = 64  # CreateMatch calls in flight per matchmaker
     claim_timeout_s: float = 60.0  # a claimed ticket never finalised expires after this
     max_create_failures: int = 5  # a ticket whose matches are refused this often ends
     max_backoff_s: float = 5.0  # pause between rounds while the match service is down
+    # The turn clock of the matches made for tickets that ask for none, in
+    # the text form of ``services.match.clocks``: "none" (local play), "default"
+    # (each game's own: what a deployment sets), "30s", "5m+3s timeouts=3
+    # then=forfeit"...
+    time_control: str = "none"
 
     # Ratings.
     ratings_durable: str = "matchmaking-ratings"
@@ -69,13 +76,18 @@ class MatchmakingSettings:
     run_matchmaker: bool = True
     run_ratings: bool = True
 
+    # How tokens are checked (TABLETOP_JWT_*, read once by from_env).
+    auth_settings: AuthSettings | None = None
+
     @classmethod
     def from_env(
         cls, environ: dict[str, str] | None = None, **overrides: Any
     ) -> MatchmakingSettings:
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        values: dict[str, Any] = {"auth_settings": AuthSettings.from_env(env)}
         for f in dataclasses.fields(cls):
+            if f.name == "auth_settings":
+                continue
             raw = env.get(env_name(f.name))
             if raw is None:
                 continue
@@ -84,11 +96,18 @@ class MatchmakingSettings:
         return cls(**values)
 
     def auth(self) -> AuthSettings:
-        """How tokens are checked and signed (HS256 with ``jwt_secret``; the
-        development secret, with a warning, when it is empty)."""
-        if self.jwt_secret:
-            return AuthSettings(secret=self.jwt_secret)
-        return AuthSettings.from_env({})
+        """How tokens are checked and signed: ``TABLETOP_JWT_*`` as every
+        service reads them (``services.common.auth``), with ``jwt_secret``
+        (when set) as the HS256 secret; the development secret, with a
+        warning, when nothing is set."""
+        base = self.auth_settings
+        if base is None:
+            return (
+                AuthSettings(secret=self.jwt_secret)
+                if self.jwt_secret
+                else AuthSettings.from_env({})
+            )
+        return dataclasses.replace(base, secret=self.jwt_secret) if self.jwt_secret else base
 
     def window(self, waited_s: float) -> float:
         """The rating window of a ticket that has waited ``waited_s`` seconds."""

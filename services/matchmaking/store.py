@@ -33,6 +33,14 @@ EXPIRED = "expired"
 FINAL_STATES = frozenset({MATCHED, CANCELLED, EXPIRED})
 
 
+class PartyTokenUsed(Exception):
+    """A party token of the new ticket was already presented once."""
+
+    def __init__(self, jti: str) -> None:
+        self.jti = jti
+        super().__init__(f"party token {jti} was already used")
+
+
 class PlayerAlreadyQueued(Exception):
     """A player of the new ticket is already searching with another ticket."""
 
@@ -56,6 +64,15 @@ def options_key(options_json: str) -> str:
     return hashlib.sha1(canonical.encode()).hexdigest()[:12]
 
 
+def clock_options_key(options_json: str, time_control: str) -> str:
+    """The options hash, with the turn clock folded in when it is not the
+    matchmaker's default (tickets with other clocks never meet)."""
+    okey = options_key(options_json)
+    if not time_control:
+        return okey
+    return hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+
+
 def queue_key(game: str, opts_key: str, players: int) -> str:
     return f"mm:q:{game}:{opts_key}:{players}"
 
@@ -73,6 +90,7 @@ class NewTicket:
     options_json: str
     allow_bots: bool
     rating: float
+    time_control: str = ""  # the text form ("" = the matchmaker's setting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +111,7 @@ class TicketRecord:
     player_count: int = 0
     bots: int = 0
     ended_ms: int = 0  # Redis server time when the ticket ended
+    time_control: str = ""
 
     @classmethod
     def from_hash(cls, h: dict[str, str]) -> TicketRecord:
@@ -113,6 +132,7 @@ class TicketRecord:
             player_count=int(h.get("player_count") or 0),
             bots=int(h.get("nbots") or 0),
             ended_ms=int(h.get("ended_ms") or 0),
+            time_control=h.get("tc", ""),
         )
 
 
@@ -138,6 +158,7 @@ class ClaimedTicket:
     ticket_id: str
     players: tuple[str, ...]
     options_json: str
+    time_control: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,13 +194,22 @@ class TicketStore:
         self._release = client.register_script(lua.RELEASE)
 
     # ------------------------------------------------------------ tickets
-    async def enqueue(self, t: NewTicket, *, at_ms: int | None = None) -> str:
+    async def enqueue(
+        self,
+        t: NewTicket,
+        *,
+        at_ms: int | None = None,
+        consents: Sequence[str] = (),
+        consent_ttl_ms: int = 600_000,
+    ) -> str:
+        """A new searching ticket; ``consents`` are the ids of the party tokens
+        presented, each usable once (``PartyTokenUsed``)."""
         s = self.settings
         ticket_id = uuid.uuid4().hex
         created = now_ms() if at_ms is None else at_ms
         expires = created + int(s.ticket_ttl_s * 1000)
         hash_ttl = int((s.ticket_ttl_s + s.claim_timeout_s + s.result_ttl_s) * 1000)
-        okey = options_key(t.options_json)
+        okey = clock_options_key(t.options_json, t.time_control)
         queues = [queue_key(t.game, okey, n) for n in sorted(set(t.player_counts))]
         member = f"{ticket_id}|{len(t.players)}|{created}|{int(t.allow_bots)}"
         fields = {
@@ -188,6 +218,7 @@ class TicketStore:
             "players": json.dumps(list(t.players)),
             "counts": ",".join(str(n) for n in sorted(set(t.player_counts))),
             "opts": t.options_json,
+            "tc": t.time_control,
             "bots": "1" if t.allow_bots else "0",
             "rating": repr(float(t.rating)),
             "created_ms": str(created),
@@ -208,10 +239,14 @@ class TicketStore:
                 json.dumps(list(t.players)),
                 json.dumps(queues),
                 json.dumps(flat),
+                json.dumps(list(consents)),
+                consent_ttl_ms,
             ],
         )
         if int(res[0]) == 0:
             raise PlayerAlreadyQueued(_s(res[1]), _s(res[2]))
+        if int(res[0]) == 2:
+            raise PartyTokenUsed(_s(res[1]))
         return ticket_id
 
     async def get(self, ticket_id: str) -> TicketRecord | None:
@@ -294,7 +329,9 @@ class TicketStore:
             )
         )
         tickets = {
-            tid: ClaimedTicket(tid, tuple(json.loads(fields[0])), fields[1])
+            tid: ClaimedTicket(
+                tid, tuple(json.loads(fields[0])), fields[1], fields[2] if len(fields) > 2 else ""
+            )
             for tid, fields in res["tickets"].items()
             if tid != "_"  # cjson encodes an empty table as {}: the script adds "_"
         }
@@ -322,9 +359,12 @@ class TicketStore:
             )
         )
 
-    async def release(self, token: str, ticket_ids: Sequence[str], *, count: bool = True) -> int:
+    async def release(
+        self, token: str, ticket_ids: Sequence[str], *, count: bool = True, at_once: bool = False
+    ) -> int:
         """Put claimed tickets back; ``count`` a failure against each (ending
-        those that reached ``max_create_failures``)."""
+        those that reached ``max_create_failures``; ``at_once``: ending them
+        now, the refusal named them)."""
         if not ticket_ids:
             return 0
         s = self.settings
@@ -334,7 +374,7 @@ class TicketStore:
                 args=[
                     token,
                     json.dumps(list(ticket_ids)),
-                    s.max_create_failures if count else 0,
+                    (1 if at_once else s.max_create_failures) if count else 0,
                     int(s.result_ttl_s * 1000),
                 ],
             )

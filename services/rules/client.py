@@ -21,7 +21,7 @@ it propagate and its own client sees the same status and reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,9 +170,13 @@ class RulesClient:
         timeout: float = 2.0,
         max_message_bytes: int = 4 * 1024 * 1024,
         channel: grpc.aio.Channel | None = None,
+        metadata: Callable[[], Sequence[tuple[str, str]]] | None = None,
     ) -> None:
+        """``metadata``: called before each call for its metadata, e.g. a
+        ``ServiceToken``'s ``metadata`` when the rules service requires one."""
         self.target = target
         self.timeout = timeout
+        self._metadata = metadata
         self._own_channel = channel is None
         self.channel = channel or grpc.aio.insecure_channel(
             target,
@@ -196,7 +200,11 @@ class RulesClient:
 
     async def _call(self, method: Any, request: Any, timeout: float | None) -> Any:
         try:
-            return await method(request, timeout=self.timeout if timeout is None else timeout)
+            return await method(
+                request,
+                timeout=self.timeout if timeout is None else timeout,
+                metadata=self._metadata() if self._metadata is not None else None,
+            )
         except grpc.aio.AioRpcError as e:
             raise RulesError.from_rpc(e) from None
 
@@ -295,3 +303,20 @@ class RulesClient:
         request = rules_pb2.FoldRequest(game=game, state=state or b"", events=list(events))
         reply = await self._call(self.stub.Fold, request, timeout)
         return reply.state, GameStatus.from_pb(reply.status)
+
+    async def default_move(
+        self,
+        game: str,
+        state: bytes,
+        seat: int,
+        *,
+        bot: str = "",
+        entropy: bytes = b"",
+        timeout: float | None = None,
+    ) -> str:
+        """The move the server makes for ``seat`` (JSON): the game's default
+        move, or ``bot``'s choice."""
+        request = rules_pb2.DefaultMoveRequest(
+            game=game, state=state, seat=seat, bot=bot, entropy=entropy
+        )
+        return (await self._call(self.stub.DefaultMove, request, timeout)).move

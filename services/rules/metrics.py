@@ -5,7 +5,9 @@ latency of every RulesService call) and
 ``tabletop_rules_rejections_total{method, reason}`` (refused calls by reason
 code). Fed by the logging interceptor's observer, so metrics and the log line
 always agree. With several workers the parent serves the sum of all workers
-(prometheus_client multiprocess mode).
+(prometheus_client multiprocess mode). The series exist from start-up
+(``register``), and the shared ``tabletop_rpc_seconds`` of every service
+(``services.common.metrics``) is served here too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,14 @@ REJECTIONS = Counter(
     "RulesService calls refused, by method and reason code",
     ["method", "reason"],
 )
+
+
+def register(methods: list[str]) -> None:
+    """Create the series of every method now (zero calls), so ``/metrics``
+    lists them from start-up instead of after the first call."""
+    for full in methods:
+        if full.startswith(_PREFIX):
+            RPC_SECONDS.labels(full[len(_PREFIX) :], "", "OK")
 
 
 def observe(method: str, code: str, seconds: float, fields: dict[str, Any]) -> None:

@@ -23,9 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 from services.common import eventloop
+from services.common.bounds import BoundsInterceptor
 from services.common.errors import ErrorInterceptor
 from services.common.grpcserver import GrpcServer
-from services.common.logging import LoggingInterceptor, configure_logging, get_logger
+from services.common.logging import LoggingInterceptor, announce, configure_logging, get_logger
+from services.common.metrics import MetricsInterceptor, methods_of
 from services.rules.settings import RulesSettings
 
 _log = get_logger("rules")
@@ -37,13 +39,26 @@ def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcSe
     from services.rules.servicer import SERVICE_NAME, RulesServicer
     from tabletop.rules.v1 import rules_pb2_grpc
 
+    guard: tuple[Any, ...] = ()
+    if settings.require_service_token:
+        from services.common.auth import Tokens
+        from services.common.guard import ServiceTokenInterceptor
+
+        guard = (ServiceTokenInterceptor(Tokens(settings.auth), [SERVICE_NAME]),)
     server = GrpcServer(
         settings.server_config(reuse_port=reuse_port),
-        interceptors=(LoggingInterceptor(observers=[metrics.observe]), ErrorInterceptor()),
+        interceptors=(
+            MetricsInterceptor(),
+            LoggingInterceptor(observers=[metrics.observe]),
+            ErrorInterceptor(),
+            *guard,
+            BoundsInterceptor(),
+        ),
     )
     server.add_service(
         rules_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer(settings), SERVICE_NAME
     )
+    metrics.register(methods_of([SERVICE_NAME]))
     return server
 
 
@@ -92,8 +107,11 @@ def start_metrics(settings: RulesSettings, registry: Any = None) -> Any:
     server, _thread = start_http_server(
         settings.metrics_port, addr=addr, registry=REGISTRY if registry is None else registry
     )
-    _log.info("metrics_listening", metrics_port=server.server_port)
-    print(f"rules metrics on port {server.server_port}", file=sys.stderr, flush=True)
+    announce(
+        "metrics_listening",
+        f"rules metrics on port {server.server_port}",
+        metrics_port=server.server_port,
+    )
     return server
 
 
@@ -146,11 +164,11 @@ def run_workers(settings: RulesSettings, workers: int) -> int:
             on_signal(signal.SIGTERM, None)
     reservation.close()
     if not stopping:
-        _log.info("listening", port=port, workers=workers)
-        print(
+        announce(
+            "listening",
             f"rules service listening on port {port} with {workers} workers",
-            file=sys.stderr,
-            flush=True,
+            port=port,
+            workers=workers,
         )
     not_before = [0.0] * workers  # at most one restart per second per worker
     while not stopping:
@@ -180,12 +198,12 @@ def run(settings: RulesSettings) -> int:
     workers = settings.effective_workers()
     if workers == 1:
 
-        def announce(port: int) -> None:
-            print(f"rules service listening on port {port}", file=sys.stderr, flush=True)
+        def listening(port: int) -> None:
+            announce("listening", f"rules service listening on port {port}", port=port, workers=1)
 
         metrics = start_metrics(settings)
         try:
-            eventloop.run(serve(settings, on_listening=announce))
+            eventloop.run(serve(settings, on_listening=listening))
         finally:
             if metrics is not None:
                 metrics.shutdown()

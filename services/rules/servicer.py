@@ -18,7 +18,8 @@ from engine_core.notation import move_text
 from engine_core.registry import Registry, default_registry
 from engine_core.types import Outcome
 from services.common.codecs import (
-    codec_for,
+    check_json,
+    decode_events,
     decode_move,
     decode_options,
     decode_state,
@@ -28,6 +29,7 @@ from services.common.codecs import (
 )
 from services.common.errors import FailedPrecondition, InvalidArgument
 from services.common.logging import bind
+from services.common.standin import stand_in_move
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
@@ -94,12 +96,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return game, decode_state(game, data)
 
     def _json(self, what: str, text: str) -> str:
-        limit = self.settings.max_json_bytes
-        if len(text) > limit or len(text.encode()) > limit:  # chars first: cheap
-            raise InvalidArgument(
-                "json_too_large", f"the {what} JSON exceeds {limit} bytes", limit=str(limit)
-            )
-        return text
+        """``text`` within the size limit and ``MAX_JSON_DEPTH`` (INVALID_ARGUMENT
+        ``json_too_large`` / ``json_too_deep`` beyond)."""
+        return check_json(what, text, self.settings.max_json_bytes)  # type: ignore[return-value]
 
     def _entropy(self, data: bytes) -> bytes:
         if len(data) > self.settings.max_entropy_bytes:
@@ -238,6 +237,17 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         game, state = self._game_and_state(request.game, request.state)
         return rules_pb2.OutcomeResponse(status=self._status(game, state))
 
+    async def DefaultMove(
+        self, request: rules_pb2.DefaultMoveRequest, context: grpc.aio.ServicerContext
+    ) -> rules_pb2.DefaultMoveResponse:
+        bind(seat=request.seat, bot=request.bot or "default")
+        game, state = self._game_and_state(request.game, request.state)
+        seat = self._seat(game, state, request.seat)
+        entropy = self._entropy(request.entropy)
+        await self._before_work(context)
+        move = stand_in_move(game, state, seat, request.bot, entropy)
+        return rules_pb2.DefaultMoveResponse(move=to_json(move).decode())
+
     async def Fold(
         self, request: rules_pb2.FoldRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.FoldResponse:
@@ -246,17 +256,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         else:
             game, state = self._game(request.game), None
         bind(events=len(request.events))
-        decoder = codec_for(game).event_json
-        events = []
-        for i, text in enumerate(request.events):
-            try:
-                events.append(decoder.decode(text))
-            except (msgspec.DecodeError, msgspec.ValidationError) as e:
-                raise InvalidArgument(
-                    "malformed_event",
-                    f"event {i} is not an event of {game.name}: {e}",
-                    index=str(i),
-                ) from None
+        events = decode_events(game, request.events)
         if state is None and not events:
             raise InvalidArgument("nothing_to_fold", "neither a state nor events were sent")
         await self._before_work(context)

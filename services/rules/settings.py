@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from services.common.auth import AuthSettings
 from services.common.grpcserver import ServerConfig
 
 PREFIX = "TABLETOP_RULES_"
+
+
+def _flag(raw: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(raw)
 
 
 @dataclass(frozen=True)
@@ -34,6 +44,13 @@ class RulesSettings:
     """Close client connections after about this long (0 = never), so clients
     re-resolve and new replicas get calls (see docs/deploy.md)."""
     max_connection_age_grace_seconds: float = 30.0
+    require_service_token: bool = False
+    """Refuse every RulesService call without a service token (``role:
+    "service"``, checked like every token: ``TABLETOP_JWT_*``, docs/auth.md).
+    Off by default: the rules service holds no state and no secret, and in a
+    cluster a network policy admits only the match service (docs/deploy.md)."""
+    auth: AuthSettings = field(default_factory=AuthSettings)
+    """How tokens are checked (``TABLETOP_JWT_*``), when they are."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> RulesSettings:
@@ -41,14 +58,18 @@ class RulesSettings:
         values: dict[str, Any] = {}
         for f in fields(cls):
             raw = env.get(PREFIX + f.name.upper())
+            if f.name == "auth":
+                continue
             if raw is not None and raw != "":
                 kind = type(f.default)
                 try:
-                    values[f.name] = kind(raw)
+                    values[f.name] = _flag(raw) if kind is bool else kind(raw)
                 except ValueError:
                     raise ValueError(
                         f"{PREFIX}{f.name.upper()}={raw!r} is not a {kind.__name__}"
                     ) from None
+        if values.get("require_service_token") or overrides.get("require_service_token"):
+            values["auth"] = AuthSettings.from_env(env)
         values.update(overrides)
         return cls(**values)
 

@@ -42,14 +42,15 @@ from tests.deploy.quantities import parse_quantity, parse_redis_bytes
 # validator ships schemas for (both bundled in the wheel: no network).
 K8S_VERSIONS = ("1.31", kubernetes_validate.latest_version())
 
-SERVICES = ("rules", "match", "matchmaking", "bots")
+SERVICES = ("rules", "match", "matchmaking", "tournaments", "bots")
 GRPC_SERVICES = {
     "rules": "tabletop.rules.v1.RulesService",
     "match": "tabletop.match.v1.MatchService",
     "matchmaking": "tabletop.matchmaking.v1.MatchmakingService",
+    "tournaments": "tabletop.tournaments.v1.TournamentService",
 }
 # The services that serve Prometheus metrics (all of them).
-METRICS = ("rules", "match", "matchmaking", "bots")
+METRICS = ("rules", "match", "matchmaking", "tournaments", "bots")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
@@ -236,6 +237,7 @@ GRPC_TARGETS = [
     ("match", "TABLETOP_RULES_ADDR", "rules"),
     ("matchmaking", "TABLETOP_MATCH_ADDR", "match"),
     ("bots", "TABLETOP_MATCH_ADDR", "match"),
+    ("tournaments", "TABLETOP_MATCH_ADDR", "match"),
 ]
 
 
@@ -347,7 +349,7 @@ def test_nats_is_a_three_node_jetstream_cluster(overlay: str) -> None:
     assert sorted(routes) == [f"nats-{i}.{service}" for i in range(replicas)]
     # Clients reach any node through the client Service (and learn the others
     # from the cluster, to reconnect to on failure).
-    for name in ("match", "matchmaking"):
+    for name in ("match", "matchmaking", "tournaments"):
         env = env_of(_container(objs, name), objs)
         m = re.fullmatch(r"nats://([a-z0-9-]+):(\d+)", env["TABLETOP_NATS_URL"])
         assert m, env["TABLETOP_NATS_URL"]
@@ -464,7 +466,12 @@ def test_matchmaking_data_is_kept_not_evicted(overlay: str) -> None:
 @overlay
 @pytest.mark.parametrize(
     ("client", "redis"),
-    [("match", "redis-cache"), ("matchmaking", "redis-state"), ("bots", "redis-state")],
+    [
+        ("match", "redis-cache"),
+        ("matchmaking", "redis-state"),
+        ("bots", "redis-state"),
+        ("tournaments", "redis-state"),
+    ],
 )
 def test_each_service_uses_the_right_redis(overlay: str, client: str, redis: str) -> None:
     objs = render(overlay)
@@ -498,8 +505,8 @@ def _reachers(overlay: str, target: str, port: int) -> set[str]:
 
 
 @overlay
-def test_only_match_and_matchmaking_reach_nats(overlay: str) -> None:
-    assert _reachers(overlay, "nats", 4222) == {"match", "matchmaking", "nats"}
+def test_only_match_matchmaking_and_tournaments_reach_nats(overlay: str) -> None:
+    assert _reachers(overlay, "nats", 4222) == {"match", "matchmaking", "tournaments", "nats"}
     assert _reachers(overlay, "nats", 6222) == {"nats"}  # routes
 
 
@@ -509,8 +516,8 @@ def test_only_the_match_service_reaches_the_cache(overlay: str) -> None:
 
 
 @overlay
-def test_only_matchmaking_and_bots_reach_their_redis(overlay: str) -> None:
-    assert _reachers(overlay, "redis-state", 6379) == {"matchmaking", "bots"}
+def test_only_matchmaking_bots_and_tournaments_reach_their_redis(overlay: str) -> None:
+    assert _reachers(overlay, "redis-state", 6379) == {"matchmaking", "bots", "tournaments"}
 
 
 @overlay
@@ -520,7 +527,7 @@ def test_the_rules_service_is_internal(overlay: str) -> None:
 
 @overlay
 def test_public_apis_and_metrics_are_reachable(overlay: str) -> None:
-    for name in ("match", "matchmaking"):
+    for name in ("match", "matchmaking", "tournaments"):
         assert {"internet", "bots"} <= _reachers(overlay, name, 50051)
     assert set(METRICS) == set(SERVICES)
     for name in METRICS:

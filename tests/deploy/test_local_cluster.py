@@ -37,6 +37,7 @@ from services.common.servers import ValkeyServer
 from services.match.model import decode_commit
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.deploy.processes import ServiceProcess
+from tests.waiting import wait_until
 
 SECRET = "local-cluster-test-secret-0123456789abcdef"
 GAME = "tic_tac_toe"
@@ -311,7 +312,8 @@ async def test_matches_survive_a_lost_nats_node_and_a_lost_match_replica(stack) 
     )
 
     # Both tiers spread the calls: every replica served some.
+    # (a log line is written just after its answer: wait for it)
     for p in rules:
-        assert _served(p, "ApplyMove") > 0, p.log_tail()
+        wait_until(lambda p=p: _served(p, "ApplyMove") > 0, what=f"ApplyMove on {p.name}")
     for p in match:
-        assert _served(p, "SubmitMove") > 0, p.log_tail()
+        wait_until(lambda p=p: _served(p, "SubmitMove") > 0, what=f"SubmitMove on {p.name}")

@@ -15,6 +15,7 @@ import pytest
 
 from engine_core.registry import default_registry
 from services.cli.stack import Stack, StackSettings
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -52,6 +53,10 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
     stack = Stack(settings, echo=lines.append)
     stack.start()
     try:
+        for name, port in zip(
+            ("rules", "match", "matchmaking", "bots"), settings.metrics_ports, strict=True
+        ):
+            assert any(f"{name} " in x and f":{port}/metrics" in x for x in lines), lines
         played = []
         for game in default_registry():
             result = cli(
@@ -67,12 +72,18 @@ def test_every_game_plays_through_the_stack_and_survives_a_restart(settings: Sta
         assert "finished" in replay.stdout
         # Every service's metrics endpoint answers and counted what was played.
         rules_port, match_port, mm_port, bots_port = settings.metrics_ports
-        moves = metric(match_port, "tabletop_match_submit_seconds_count")
-        assert moves >= 5 * len(played), moves
-        assert metric(rules_port, "tabletop_rules_rpc_seconds_count") >= moves
-        assert metric(mm_port, "matchmaking_tickets_matched_total") >= len(played)
-        assert metric(bots_port, "bots_moves_total") > 0
-        assert metric(match_port, "tabletop_match_finished_total") == len(played)
+        # (counters may be incremented just after an answer: wait for them)
+        moves = wait_until(
+            lambda: (
+                (n := metric(match_port, "tabletop_match_submit_seconds_count")) >= 5 * len(played)
+                and n
+            ),
+            what="the match service's submits",
+        )
+        wait_until(lambda: metric(rules_port, "tabletop_rules_rpc_seconds_count") >= moves)
+        wait_until(lambda: metric(mm_port, "matchmaking_tickets_matched_total") >= len(played))
+        wait_until(lambda: metric(bots_port, "bots_moves_total") > 0)
+        wait_until(lambda: metric(match_port, "tabletop_match_finished_total") == len(played))
     finally:
         stack.stop()
 

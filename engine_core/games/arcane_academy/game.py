@@ -59,6 +59,9 @@ class ArcaneAcademy(BaseGame):
     def secrets(self, state: State) -> Mapping[Seat | None, Collection[str]]:
         return view.secrets(state)
 
+    def sample_state(self, v: view.View, seat: Seat, rng: Rng) -> State:
+        return view.sample_state(v, seat, rng)
+
     def outcome(self, state: State) -> Outcome | None:
         return state.outcome
 

@@ -18,6 +18,7 @@ from engine_core.games.arcane_academy.events import (
 )
 from engine_core.games.arcane_academy.rules import prestige
 from engine_core.games.arcane_academy.state import Cast, Effect, Player, Space, State
+from engine_core.rng import Rng
 from engine_core.types import Outcome, Seat
 
 XYPair = tuple[int, int]
@@ -163,3 +164,104 @@ def secrets(state: State) -> Mapping[Seat | None, Collection[str]]:
     }
     out[None] = state.bag + state.deck
     return out
+
+
+def _index(xy: XYPair) -> int:
+    return xy[1] * data.COLS + xy[0]
+
+
+def sample_state(v: View, seat: Seat, rng: Rng) -> State:
+    """A full state consistent with seat ``seat``'s view (for search bots).
+
+    The Assignments the viewer cannot see (the deck, the other seats' hands
+    and Rest discards) are dealt at random from the cards not in sight, and
+    the bag from the tiles not in sight. The view does not say which other
+    seat discarded how many cards; they are spread in seat order. Two public
+    facts the view leaves out are inferred: whether the deck ran out (an
+    empty deck) and why pencils went down (the first of deck out,
+    completions, round limit that holds now).
+    """
+    me = v.players[seat]
+    if me.hand is None or me.discarded is None:
+        raise ValueError(f"the view is not seat {seat}'s")
+    on_slates = {t for p in v.players for sp in p.slate for t in sp.stack}
+    seen_tiles = on_slates | {t for t in v.market if t} | {t for p in v.players for t in p.held}
+    bag = rng.shuffle([t for t in data.TILE_IDS if t not in seen_tiles])
+    if len(bag) != v.bag_count:
+        raise ValueError(f"{len(bag)} unseen tiles for a bag of {v.bag_count}")
+    seen_cards = (
+        {c for c in v.public if c}
+        | set(me.hand)
+        | set(me.discarded)
+        | {c for p in v.players for c in (*p.spells, *p.items)}
+    )
+    pool = list(rng.shuffle([c for c in data.CARD_IDS if c not in seen_cards]))
+    others_discarded = v.discard_count - len(me.discarded)
+    players = []
+    for s, pv in enumerate(v.players):
+        if s == seat:
+            hand, discarded = me.hand, me.discarded
+        else:
+            hand, pool = tuple(pool[: pv.hand_count]), pool[pv.hand_count :]
+            k = others_discarded if s == max(i for i in range(len(v.players)) if i != seat) else 0
+            discarded, pool = tuple(pool[:k]), pool[k:]
+            others_discarded -= k
+        players.append(
+            Player(
+                will=pv.will,
+                shards=pv.shards,
+                slate=tuple(
+                    Space(stack=sp.stack, rotations=sp.rotations, exhausted=sp.exhausted)
+                    for sp in pv.slate
+                ),
+                hand=hand,
+                discarded=discarded,
+                spells=pv.spells,
+                items=pv.items,
+                tokens=pv.tokens,
+                held=pv.held,
+            )
+        )
+    if len(pool) != v.deck_count:
+        raise ValueError(f"{len(pool)} unseen cards for a deck of {v.deck_count}")
+    cast = None
+    if v.cast is not None:
+        c = v.cast
+        cast = Cast(
+            origin=_index(c.origin),
+            linked=tuple(_index(xy) for xy in c.linked),
+            started=tuple(_index(xy) for xy in c.started),
+            current=None if c.current is None else _index(c.current),
+            component=c.component,
+            parts_done=c.parts_done,
+        )
+    emptied = v.current if v.deck_count == 0 else None
+    end_reason = ""
+    if v.pencils_down is not None:
+        if emptied is not None:
+            end_reason = "deck_out"
+        elif any(p.completed >= data.PENCILS_DOWN_AT for p in v.players):
+            end_reason = "completions"
+        else:
+            end_reason = "round_limit"
+    return State(
+        players=tuple(players),
+        first_player=v.first_player,
+        current=v.current,
+        phase=v.phase,
+        turn_kind=v.turn_kind,
+        round=v.round,
+        market=v.market,
+        bag=bag,
+        public=v.public,
+        deck=tuple(pool),
+        discard_count=v.discard_count,
+        cast=cast,
+        effect=v.effect,
+        extra_owed=v.extra_owed,
+        deck_emptied_by=emptied,
+        pencils_down=v.pencils_down,
+        end_reason=end_reason,
+        final_queue=v.final_queue,
+        outcome=v.outcome,
+    )

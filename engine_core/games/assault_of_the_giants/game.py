@@ -43,7 +43,13 @@ from engine_core.games.assault_of_the_giants.moves import (
     StartBattle,
 )
 from engine_core.games.assault_of_the_giants.state import State
-from engine_core.games.assault_of_the_giants.view import View, make_view, redact, secrets
+from engine_core.games.assault_of_the_giants.view import (
+    View,
+    make_view,
+    redact,
+    sample_state,
+    secrets,
+)
 from engine_core.rng import Rng
 from engine_core.types import Outcome, Seat
 
@@ -158,6 +164,9 @@ class AssaultOfTheGiants(BaseGame):
 
     def secrets(self, state: State) -> dict[int | None, tuple[str, ...]]:
         return secrets(state)
+
+    def sample_state(self, view: View, seat: Seat, rng: Rng) -> State:
+        return sample_state(view, seat, rng)
 
     def outcome(self, state: State) -> Outcome | None:
         return state.outcome

@@ -13,6 +13,7 @@ from msgspec.structs import replace
 from engine_core.games.assault_of_the_giants import data as D
 from engine_core.games.assault_of_the_giants.events import DeckShuffled, SpellsDrawn
 from engine_core.games.assault_of_the_giants.state import Battle, State, Trade
+from engine_core.rng import Rng
 from engine_core.types import Outcome, Seat
 
 
@@ -131,3 +132,82 @@ def secrets(s: State) -> dict[int | None, tuple[str, ...]]:
     out: dict[int | None, tuple[str, ...]] = {p: s.spells[p] for p in range(s.players)}
     out[None] = s.res_deck + s.spell_deck + s.uni_deck
     return out
+
+
+def sample_state(v: View, seat: Seat, rng: Rng) -> State:
+    """A full state consistent with seat ``seat``'s view (for search bots).
+
+    The hidden parts are the order of the three decks and the other seats'
+    spell hands: the cards not in sight are dealt into them at random, in the
+    counts the view shows.
+    """
+    if not 0 <= seat < v.players or v.seat != seat:
+        raise ValueError(f"the view is not seat {seat}'s")
+    race_index = {name: i for i, name in enumerate(D.RACES)}
+    seat_race = tuple(race_index[r] for r in v.seat_races)
+    race_seat = tuple(seat_race.index(r) if r in seat_race else -1 for r in range(6))
+    npc = tuple(name in v.npc_races for name in D.RACES)
+    special_done = tuple(
+        D.SPECIAL_EVENTS[name].index(top) if top else len(D.SPECIAL_EVENTS[name])
+        for name, top in zip(D.RACES, v.special_next, strict=True)
+    )
+    seen_res = {c for hand in v.resources for c in hand} | set(v.res_discard)
+    res_deck = rng.shuffle([c for c in D.RESOURCE_IDS if c not in seen_res])
+    if len(res_deck) != v.res_deck_count:
+        raise ValueError(f"{len(res_deck)} unseen resources for a deck of {v.res_deck_count}")
+    seen_spells = set(v.my_spells) | set(v.spell_discard)
+    pool = list(rng.shuffle([c for c in D.SPELL_IDS if c not in seen_spells]))
+    spells = []
+    for p in range(v.players):
+        if p == seat:
+            spells.append(v.my_spells)
+        else:
+            spells.append(tuple(pool[: v.spell_counts[p]]))
+            pool = pool[v.spell_counts[p] :]
+    if len(pool) != v.spell_deck_count:
+        raise ValueError(f"{len(pool)} unseen spells for a deck of {v.spell_deck_count}")
+    seen_uni = set(v.draft) | {c for got in v.claimed for c in got}
+    uni_deck = rng.shuffle([c for c in D.UNIVERSAL_EVENTS if c not in seen_uni])
+    if len(uni_deck) != v.uni_deck_count:
+        raise ValueError(f"{len(uni_deck)} unseen events for a deck of {v.uni_deck_count}")
+    return State(
+        players=v.players,
+        seat_race=seat_race,
+        race_seat=race_seat,
+        npc=npc,
+        start_seat=v.start_seat,
+        round=v.round,
+        active=v.active,
+        phase=v.phase,
+        unit_loc=v.unit_loc,
+        unit_wounded=v.unit_wounded,
+        lyn=v.lyn,
+        rows=v.rows,
+        resources=v.resources,
+        spells=tuple(spells),
+        res_deck=res_deck,
+        res_discard=v.res_discard,
+        spell_deck=tuple(pool),
+        spell_discard=v.spell_discard,
+        uni_deck=uni_deck,
+        draft=v.draft,
+        special_done=special_done,
+        claimed=v.claimed,
+        op=v.op,
+        pool_a=v.pool_a,
+        pool_b=v.pool_b,
+        final_ordning=v.final_ordning,
+        endgame=v.endgame,
+        final_round=v.final_round,
+        command=v.command,
+        budget=v.budget,
+        used_units=v.used_units,
+        used_regions=v.used_regions,
+        transit=v.transit,
+        toll_unit=v.toll_unit,
+        toll_region=v.toll_region,
+        gs_stage=v.gs_stage,
+        trade=v.trade,
+        battle=v.battle,
+        outcome=v.outcome,
+    )

@@ -105,6 +105,9 @@ class DwarvesDuel(BaseGame):
     def secrets(self, state: State) -> Mapping[Seat | None, Collection[str]]:
         return view_mod.secrets(state)
 
+    def sample_state(self, view: view_mod.View, seat: Seat, rng: Rng) -> State:
+        return view_mod.sample_state(view, seat, rng)
+
     def outcome(self, state: State) -> Outcome | None:
         return state.outcome
 

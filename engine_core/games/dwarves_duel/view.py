@@ -12,8 +12,10 @@ from collections.abc import Collection, Mapping
 import msgspec
 from msgspec.structs import replace
 
+from engine_core.games.dwarves_duel.data import DECKS
 from engine_core.games.dwarves_duel.events import CardsDrawn, DeckShuffled, DwarvesEvent
 from engine_core.games.dwarves_duel.state import Die, DisplayCard, Player, State, Window
+from engine_core.rng import Rng
 from engine_core.types import Outcome, Seat
 
 
@@ -102,3 +104,50 @@ def secrets(state: State) -> Mapping[Seat | None, Collection[str]]:
         1: tuple(c for c in p1.hand if c not in p1.known),
         None: state.players[0].pile + state.players[1].pile,
     }
+
+
+def sample_state(v: View, seat: Seat, rng: Rng) -> State:
+    """A full state consistent with seat ``seat``'s view (for search bots).
+
+    Every card of a side's deck that the viewer cannot see (the opponent's
+    hand but for its known cards, and both draw piles) is dealt at random,
+    uniformly, into the hidden places, in the counts the view shows.
+    """
+    players = []
+    for s, pv in enumerate(v.players):
+        mine = s == seat
+        if mine and pv.hand is None:
+            raise ValueError(f"the view is not seat {seat}'s")
+        held = pv.hand if mine else pv.known_hand
+        seen = {dc.card for dc in pv.display} | set(pv.discard) | set(held or ())
+        unseen = rng.shuffle([c for c in DECKS[pv.side] if c not in seen])
+        hidden_hand = 0 if mine else pv.hand_count - len(pv.known_hand)
+        if len(unseen) != hidden_hand + pv.pile_count:
+            raise ValueError(f"seat {s}: {len(unseen)} unseen cards do not fill the view")
+        players.append(
+            Player(
+                side=pv.side,
+                pile=unseen[hidden_hand:],
+                hand=(*held, *unseen[:hidden_hand]) if not mine else pv.hand,
+                known=pv.known_hand,
+                display=pv.display,
+                discard=pv.discard,
+                wild=pv.wild_cards,
+                pending_extra_dice=pv.pending_extra_dice,
+            )
+        )
+    return State(
+        players=(players[0], players[1]),
+        first_player=v.first_player,
+        active=v.active,
+        phase=v.phase,  # type: ignore[arg-type]
+        turn=v.turn,
+        dice=v.dice,
+        middle_wild=v.middle_wild,
+        rerolls_used=v.rerolls_used,
+        king_used=v.king_used,
+        spent_unit=v.spent_unit,
+        windows=v.windows,
+        always_offer_windows=v.always_offer_windows,
+        outcome=v.outcome,
+    )

@@ -12,6 +12,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from services.common.auth import (
     DEV_SECRET,
     AuthSettings,
+    FailedPrecondition,
+    PermissionDenied,
     Tokens,
     Unauthenticated,
     bearer_token,
@@ -101,3 +103,72 @@ def test_a_verified_token_is_remembered_only_until_it_expires() -> None:
     with pytest.raises(Unauthenticated) as e:
         tokens.verify(token)
     assert e.value.reason == "token_expired"
+
+
+def _es256_pems() -> tuple[str, str]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
+
+
+def test_the_scheme_is_case_insensitive() -> None:
+    for scheme in ("Bearer", "bearer", "BEARER"):
+        assert bearer_token([("authorization", f"{scheme} abc")]) == "abc"
+
+
+def test_exp_has_a_leeway_of_five_seconds() -> None:
+    tokens = Tokens(SETTINGS)
+    assert SETTINGS.leeway_s == 5
+    now = int(time.time())
+    claims = {"sub": "guest:1", "iss": "tabletop", "iat": now - 60}
+    recent = jwt.encode({**claims, "exp": now - 2}, SETTINGS.secret, algorithm="HS256")
+    assert tokens.verify(recent).subject == "guest:1"
+    old = jwt.encode({**claims, "exp": now - 30}, SETTINGS.secret, algorithm="HS256")
+    with pytest.raises(Unauthenticated) as e:
+        tokens.verify(old)
+    assert e.value.reason == "token_expired"
+
+
+def test_a_verify_only_replica_cannot_sign() -> None:
+    _private, public = _es256_pems()
+    verifier = Tokens(AuthSettings(algorithm="ES256", public_key=public))
+    with pytest.raises(FailedPrecondition) as e:
+        verifier.guest()
+    assert e.value.reason == "signing_unavailable"
+
+
+def test_party_tokens_are_not_bearer_tokens_and_bearer_tokens_are_not_party_tokens() -> None:
+    tokens = Tokens(SETTINGS)
+    party, _ = tokens.party_token("mate", "lead", "tic_tac_toe")
+    claims = tokens.verify_party_token(party)
+    assert (claims["sub"], claims["leader"], claims["game"]) == ("mate", "lead", "tic_tac_toe")
+    with pytest.raises(Unauthenticated):
+        tokens.verify(party)
+    with pytest.raises(PermissionDenied):
+        tokens.verify_party_token(tokens.issue("mate"))
+
+
+def test_every_service_reads_the_same_token_settings() -> None:
+    from services.bots.settings import BotSettings
+    from services.match.settings import MatchSettings
+    from services.matchmaking.settings import MatchmakingSettings
+
+    private, public = _es256_pems()
+    env = {
+        "TABLETOP_JWT_ALGORITHM": "ES256",
+        "TABLETOP_JWT_PUBLIC_KEY": public,
+        "TABLETOP_JWT_PRIVATE_KEY": private,
+        "TABLETOP_JWT_ISSUER": "us",
+    }
+    match = MatchSettings.from_env(env).auth
+    assert MatchmakingSettings.from_env(env).auth() == match
+    assert BotSettings.from_env(env).auth() == match
+    token = Tokens(BotSettings.from_env(env).auth()).issue("bot:x")
+    assert Tokens(MatchmakingSettings.from_env(env).auth()).verify(token).subject == "bot:x"

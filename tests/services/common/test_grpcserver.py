@@ -2,6 +2,7 @@
 graceful shutdown. A tiny raw-bytes service stands in for a real one."""
 
 import asyncio
+import contextlib
 import io
 import json
 
@@ -11,9 +12,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from engine_core.errors import IllegalMove, MalformedMove
 from engine_core.registry import UnknownGame
-from services.common.errors import NotFound, error_info
+from services.common.errors import NotFound, Unauthenticated, Unavailable, error_info
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import bind, configure_logging
+from tests.waiting import until
 
 SERVICE = "test.Echo"
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -37,6 +39,10 @@ async def _echo(request: bytes, context) -> bytes:
             raise ZeroDivisionError("secret internals")
         case b"slow":
             await asyncio.sleep(0.5)
+        case b"no_token":
+            raise Unauthenticated("missing_token", "no token")
+        case b"down":
+            raise Unavailable("store_unavailable", "the event store is down")
     return request
 
 
@@ -204,9 +210,12 @@ async def test_stop_reports_not_serving_before_refusing_calls(logs):
         in_flight = asyncio.ensure_future(echo(b"slow"))
         await asyncio.sleep(0.1)
         stopping = asyncio.ensure_future(srv.stop())
-        await asyncio.sleep(0.1)
-        reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE))
-        assert reply.status == NOT_SERVING
+
+        async def not_serving() -> bool:
+            reply = await health.Check(health_pb2.HealthCheckRequest(service=SERVICE))
+            return reply.status == NOT_SERVING
+
+        await until(not_serving, timeout=2.0, what="NOT_SERVING while the slow call runs")
         assert await in_flight == b"slow"  # the call in flight finished
         await stopping
 
@@ -214,7 +223,9 @@ async def test_stop_reports_not_serving_before_refusing_calls(logs):
 @pytest.mark.parametrize("method", ["Follow", "Flood"])
 async def test_a_stream_the_client_stops_reading_is_logged_cancelled(channel, logs, method):
     """Waiting for more (Follow) or blocked writing (Flood) when the client
-    cancels: either way the call is CANCELLED at info level, not an error."""
+    cancels: either way the call is CANCELLED, at debug level (a client that
+    closes its watch is normal and must not drown the log)."""
+    configure_logging(service="test", fmt="json", level="DEBUG", stream=logs.buffer)
     logs.take()
     stream = channel.unary_stream(f"/{SERVICE}/{method}")
     call = stream(b"")
@@ -223,4 +234,57 @@ async def test_a_stream_the_client_stops_reading_is_logged_cancelled(channel, lo
         break
     lines = await logs.rpc()
     assert [line["code"] for line in lines] == ["CANCELLED"]
-    assert [line["level"] for line in lines] == ["info"]
+    assert [line["level"] for line in lines] == ["debug"]
+
+
+@pytest.mark.parametrize(
+    ("payload", "level"),
+    [
+        (b"ok", "info"),
+        (b"illegal", "info"),  # a refusal of what the client sent
+        (b"malformed", "info"),
+        (b"not_found", "info"),
+        (b"no_token", "warning"),  # an authentication failure
+        (b"bug", "error"),  # our own fault
+        (b"down", "error"),  # a dependency of ours is down
+    ],
+)
+async def test_the_level_of_a_call_says_whose_fault_it_was(channel, logs, payload, level):
+    echo = channel.unary_unary(f"/{SERVICE}/Echo")
+    logs.take()
+    with contextlib.suppress(grpc.aio.AioRpcError):
+        await echo(payload)
+    rpc = await logs.rpc()
+    assert [line["level"] for line in rpc] == [level]
+
+
+async def test_polled_reads_are_debug_with_one_in_n_sampled_at_info(logs):
+    """GetMatch-like reads: OK calls at debug, every Nth at info with
+    ``sample=N``; a refused read is logged like any other call."""
+    from services.common.errors import ErrorInterceptor
+    from services.common.logging import LoggingInterceptor
+
+    configure_logging(service="test", fmt="json", level="INFO", stream=logs.buffer)
+    method = f"/{SERVICE}/Echo"
+    srv = GrpcServer(
+        ServerConfig(host="127.0.0.1", port=0),
+        interceptors=(LoggingInterceptor(read_methods={method}, sample=5), ErrorInterceptor()),
+    )
+    srv.add_service(_register, None, SERVICE)
+    await srv.start()
+    try:
+        async with grpc.aio.insecure_channel(srv.address) as ch:
+            echo = ch.unary_unary(method)
+            logs.take()
+            for _ in range(10):
+                await echo(b"x")
+            with pytest.raises(grpc.aio.AioRpcError):
+                await echo(b"not_found")
+            rpc = await logs.rpc(3)
+            assert [(line["code"], line.get("sample")) for line in rpc] == [
+                ("OK", 5),
+                ("OK", 5),
+                ("NOT_FOUND", None),
+            ]
+    finally:
+        await srv.stop(0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 import grpc
 import pytest
@@ -133,3 +134,57 @@ async def test_list_matches_by_player_and_status(service) -> None:
     assert await listed("guest:nobody") == []
     assert await listed(status=match_pb2.MATCH_STATUS_FINISHED) == []
     assert await listed(status=match_pb2.MATCH_STATUS_ACTIVE) == [second, first]
+
+
+async def refresh(service, token: str | None) -> match_pb2.RefreshTokenResponse:
+    auth = match_pb2_grpc.AuthServiceStub(service.channel)
+    metadata = (("authorization", f"Bearer {token}"),) if token is not None else ()
+    return await auth.RefreshToken(match_pb2.RefreshTokenRequest(), metadata=metadata)
+
+
+async def test_refresh_gives_the_same_player_a_fresh_token_that_plays(service, match) -> None:
+    old = service.tokens.issue("guest:a", ttl_s=60, extra={"name": "Ann"})
+    reply = await refresh(service, old)
+    assert reply.player_id == "guest:a"
+    assert reply.token != old
+    claims = service.tokens.verify(reply.token).claims
+    assert claims["role"] == "player" and claims["name"] == "Ann"
+    assert claims["exp"] - claims["iat"] == service.tokens.settings.guest_ttl_s
+    assert (await Player(service.channel, reply.token).submit(match, MOVE)).version == 1
+
+
+async def test_refresh_keeps_a_service_role(service) -> None:
+    reply = await refresh(service, service.tokens.issue("svc:mm", role="service", ttl_s=30))
+    assert service.tokens.verify(reply.token).role == "service"
+
+
+async def test_a_token_expired_within_the_grace_period_is_renewed(service, match) -> None:
+    stale = service.tokens.issue("guest:a", ttl_s=-3 * 24 * 3600)
+    e = await refused(Player(service.channel, stale).submit(match, MOVE))
+    assert error_info(e).reason == "token_expired"
+    reply = await refresh(service, stale)
+    assert (await Player(service.channel, reply.token).submit(match, MOVE)).version == 1
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        (lambda s: s.tokens.issue("guest:a", ttl_s=-31 * 24 * 3600), "refresh_window_passed"),
+        (lambda s: forged(s).token, "invalid_token"),
+        (lambda s: "not-a-jwt", "invalid_token"),
+        (lambda s: None, "missing_token"),
+    ],
+    ids=["past-the-grace-period", "forged", "garbage", "no-token"],
+)
+async def test_refresh_refuses_what_it_cannot_trust(service, token, reason) -> None:
+    e = await refused(refresh(service, token(service)))
+    assert e.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert error_info(e).reason == reason
+    assert e.details()
+
+
+async def test_the_grace_period_is_a_setting(start_service, settings) -> None:
+    short = await start_service(auth=replace(settings.auth, refresh_grace_s=60))
+    e = await refused(refresh(short, short.tokens.issue("guest:a", ttl_s=-120)))
+    assert error_info(e).reason == "refresh_window_passed"
+    assert (await refresh(short, short.tokens.issue("guest:a", ttl_s=-30))).player_id == "guest:a"

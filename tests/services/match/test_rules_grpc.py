@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import grpc
@@ -97,3 +98,46 @@ async def test_rules_service_down_is_unavailable_and_appends_nothing(
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
     assert error_info(e.value).reason == "rules_unavailable"
     assert len(await stream_commits(settings.nats_url, match_id)) == 1
+
+
+async def test_timeouts_with_remote_rules_play_the_default_then_the_bot(remote) -> None:
+    """The timer asks the rules service for the default move (DefaultMove),
+    then for the bot's once the seat is handed over."""
+    a = remote.player("guest:a")
+    tc = match_pb2.TimeControl(
+        kind=match_pb2.TimeControl.KIND_PER_MOVE, per_move_ms=300, max_timeouts=1
+    )
+    match_id = await a.create(
+        "tic_tac_toe",
+        ["guest:a", "guest:b"],
+        match_options=match_pb2.MatchOptions(time_control=tc),
+    )
+    for _ in range(400):  # two default moves, then the bot's (a second later)
+        if (await a.get(match_id)).version >= 3:
+            break
+        await asyncio.sleep(0.05)
+    commits = await commits_of(remote, match_id)
+    assert len(commits) >= 4
+    assert all(c.timeout for c in commits[1:])
+    assert [c.clocks.taken_over for c in commits[1:3]] == [(True, False), (True, True)]
+    _final, events = replay_in_process(default_registry().get("tic_tac_toe"), commits)
+    assert [c.events for c in commits] == events
+
+
+async def test_default_move_rpc(rules_server) -> None:
+    from services.rules.client import RulesClient, RulesError
+
+    async with RulesClient(f"127.0.0.1:{rules_server.port}") as client:
+        played = await client.new_game("tic_tac_toe", 2)
+        assert json.loads(await client.default_move("", played.state, 0)) == {
+            "type": "place_mark",
+            "cell": 0,
+        }
+        greedy = json.loads(await client.default_move("", played.state, 0, bot="greedy"))
+        assert greedy["type"] == "place_mark"
+        with pytest.raises(RulesError) as e:
+            await client.default_move("", played.state, 1)
+        assert e.value.reason == "not_awaited"
+        with pytest.raises(RulesError) as e:
+            await client.default_move("", played.state, 0, bot="nobody")
+        assert e.value.reason == "unknown_bot"

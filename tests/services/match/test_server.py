@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -51,7 +52,7 @@ async def test_stop_turns_health_not_serving(start_service) -> None:
     assert reply.status == health_pb2.HealthCheckResponse.NOT_SERVING
 
 
-def spawn(settings) -> tuple[subprocess.Popen, str]:
+def spawn(settings, lines: list[str] | None = None, **env_changes) -> tuple[subprocess.Popen, str]:
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": settings.nats_url,
@@ -59,12 +60,14 @@ def spawn(settings) -> tuple[subprocess.Popen, str]:
         "TABLETOP_JWT_SECRET": settings.auth.secret,
         "TABLETOP_MATCH_PORT": "0",
         "TABLETOP_MATCH_GRACE_S": "1",
+        "TABLETOP_LOG_FORMAT": "json",
+        **env_changes,
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.match"],
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
         text=True,
     )
     assert proc.stdout is not None
@@ -72,7 +75,28 @@ def spawn(settings) -> tuple[subprocess.Popen, str]:
     while "listening on" not in line:
         line = proc.stdout.readline()
         assert line, "the service exited before listening"
-    return proc, line.rsplit(" ", 1)[1].strip()
+        if lines is not None:
+            lines.append(line)
+    return proc, json.loads(line)["address"]
+
+
+def test_every_start_up_line_is_json_and_the_dev_secret_is_warned_of(settings) -> None:
+    lines: list[str] = []
+    proc, address = spawn(settings, lines, TABLETOP_JWT_SECRET="")
+    try:
+        records = [json.loads(line) for line in lines]  # every line is JSON
+        warned = [r for r in records if r["event"] == "dev_jwt_secret"]
+        assert warned and warned[0]["level"] == "warning", records
+        listening = records[-1]
+        assert listening["event"] == "listening" and listening["address"] == address
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=15)
+        for line in rest.splitlines():
+            json.loads(line)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 async def test_the_process_restarted_mid_game_loses_nothing(settings) -> None:

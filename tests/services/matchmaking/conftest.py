@@ -18,7 +18,7 @@ from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.servers import NatsServer, ValkeyServer
 from services.matchmaking.app import Matchmaking, TicketEvents
 from services.matchmaking.ratings import Ratings
-from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer, TokenVerifier
+from services.matchmaking.service import SERVICE_NAME, MatchmakingServicer
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import TicketStore
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
@@ -96,7 +96,7 @@ async def running_api(settings: MatchmakingSettings, client: redis.Redis) -> Asy
     server = GrpcServer(ServerConfig(host="127.0.0.1", port=0, grace_seconds=0))
     server.add_service(
         pb_grpc.add_MatchmakingServiceServicer_to_server,
-        MatchmakingServicer(app, TokenVerifier(TOKENS)),
+        MatchmakingServicer(app, TOKENS),
         SERVICE_NAME,
     )
     await server.start()

@@ -33,8 +33,18 @@ async def matchmaker(api, settings, creator=None):
         await task
 
 
+async def party_token(api, member: str, leader: str, game: str = TTT) -> str:
+    res = await api.stub.JoinParty(
+        pb.JoinPartyRequest(leader=leader, game=game), metadata=auth(member)
+    )
+    return res.party_token
+
+
 async def enqueue(api, player: str, **kw) -> str:
+    """Enqueue ``player``; each member of ``party`` consents first (JoinParty)."""
     kw.setdefault("game", TTT)
+    if kw.get("party") and "party_tokens" not in kw:
+        kw["party_tokens"] = [await party_token(api, m, player, kw["game"]) for m in kw["party"]]
     res = await api.stub.Enqueue(pb.EnqueueRequest(**kw), metadata=auth(player))
     return res.ticket_id
 
@@ -244,3 +254,21 @@ async def test_parties_are_seated_together_in_bigger_matches(api, settings) -> N
     _, with_trio, _ = creator.matches[final["x"].matched.match_id]
     assert {"lead", "mate"} <= set(with_pair) and {"x", "y", "z"} <= set(with_trio)
     assert dict(final["x"].matched.seats).keys() == {"x", "y", "z"}
+
+
+async def test_tickets_meet_only_players_asking_for_the_same_clock(api, settings) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await enqueue(api, "alice", time_control="-5s")
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert reason(e.value) == "bad_time_control"
+    async with matchmaker(api, settings) as creator:
+        a = await enqueue(api, "alice", time_control="30s")
+        b = await enqueue(api, "bob", time_control="1m")
+        c = await enqueue(api, "carol", time_control="30s timeouts=0")  # the same clock
+        ua, uc = await asyncio.gather(watch_all(api, "alice", a), watch_all(api, "carol", c))
+        match_id = ua[-1].matched.match_id
+        assert match_id and uc[-1].matched.match_id == match_id
+        assert creator.clocks[match_id] == "30s"
+        _, players, _ = creator.matches[match_id]
+        assert sorted(players) == ["alice", "carol"]
+        await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=b), metadata=auth("bob"))

@@ -14,7 +14,7 @@ import pytest
 
 from engine_core.bots import RandomBot
 from engine_core.registry import default_registry
-from services.bots.player import Identity, SeatPlayer
+from services.bots.player import Identity, SeatPlayer, level_of
 from services.bots.settings import BotSettings
 from services.bots.worker import GROUP, JOBS, BotWorker
 from services.common.auth import AuthSettings
@@ -168,6 +168,57 @@ async def test_the_worker_plays_a_game_with_hidden_information(
         await worker.stop()
 
 
+async def test_the_worker_plays_each_seat_at_the_level_its_id_names(
+    settings, match_server, nats_url, rclient
+) -> None:
+    """A search bot (a tiny time budget, in the worker's thread pool) and a greedy
+    bot play a hidden-information game to its end from their views alone."""
+    bots = BotSettings(
+        redis_url=settings.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        search_time_s=0.002,
+        search_iterations=3,
+    )
+    worker = await BotWorker(bots).start()
+    try:
+        async with grpc.aio.insecure_channel(match_server.address) as mch:
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            service = (("authorization", f"Bearer {ServiceToken(TOKENS)()}"),)
+            players = ["bot:search-1", "bot:greedy-2"]
+            created = await mstub.CreateMatch(
+                match_pb2.CreateMatchRequest(game="dwarves_duel", players=players),
+                metadata=service,
+            )
+            await rclient.xadd(
+                JOBS,
+                {
+                    "match_id": created.match_id,
+                    "game": "dwarves_duel",
+                    "bots": '{"bot:search-1": 0, "bot:greedy-2": 1}',
+                },
+            )
+
+            async def finished() -> bool:
+                m = await mstub.GetMatch(
+                    match_pb2.GetMatchRequest(match_id=created.match_id), metadata=service
+                )
+                return m.status == match_pb2.MATCH_STATUS_FINISHED
+
+            await until(finished, timeout=120, every=0.2)
+            await until(lambda: _worker_done(worker))
+            assert worker.failed == 0
+    finally:
+        await worker.stop()
+
+
+def test_a_bot_id_names_its_level() -> None:
+    assert level_of("bot:search-1", "greedy") == "search"
+    assert level_of("bot:random-12", "greedy") == "random"
+    assert level_of("bot:a-1", "greedy") == "greedy"
+    assert level_of("bot:7", "search") == "search"
+
+
 async def _worker_done(worker: BotWorker) -> bool:
     return worker.finished == 1
 
@@ -183,7 +234,9 @@ async def test_two_players_matched_play_and_their_ratings_move(
         stub = pb_grpc.MatchmakingServiceStub(ch)
         tickets = {
             p: (
-                await stub.Enqueue(pb.EnqueueRequest(game="tic_tac_toe"), metadata=auth(p))
+                await stub.Enqueue(
+                    pb.EnqueueRequest(game="tic_tac_toe", time_control="20s"), metadata=auth(p)
+                )
             ).ticket_id
             for p in ("ann", "ben")
         }
@@ -201,6 +254,9 @@ async def test_two_players_matched_play_and_their_ratings_move(
             match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("ann")
         )
         ranks = {x.player: final.outcome.ranks[x.seat] for x in final.seats}
+        # the clock the tickets asked for
+        tc = final.match_options.time_control
+        assert tc.kind == match_pb2.TimeControl.KIND_PER_MOVE and tc.per_move_ms == 20_000
         await until(lambda: _seen(rclient, match_id))
         ratings = {
             p: await stub.GetRating(
@@ -351,3 +407,30 @@ async def test_tickets_wait_while_the_match_service_is_down(
         await creator.close()
     recs = await store.get_many(ids)
     assert {r.state for r in recs} == {MATCHED}
+
+
+async def test_a_poison_ticket_does_not_expire_the_others(settings, match_server, rclient) -> None:
+    """A ticket whose player the match service refuses (written straight to
+    the store, as an older replica without today's checks could have) ends
+    alone; the ticket it was grouped with goes back to the queue, uncounted,
+    and is matched with the next player."""
+    s = dataclasses.replace(settings, max_create_failures=5)
+    store = TicketStore(rclient, s)
+    poison = await store.enqueue(NewTicket("tic_tac_toe", ("p" * 306,), (2,), "", False, 25.0))
+    honest = await store.enqueue(NewTicket("tic_tac_toe", ("honest",), (2,), "", False, 25.0))
+    creator = GrpcMatchCreator(match_server.address, ServiceToken(TOKENS), timeout_s=5.0)
+    mm = Matchmaker(store, creator, s)
+    try:
+        stats = await mm.run_once()
+        assert stats.claimed == 1 and stats.matches == 0
+        bad, good = await store.get_many([poison, honest])
+        assert (bad.state, bad.reason) == ("expired", "match_refused")
+        assert good.state == "searching"
+        assert await rclient.hget(f"mm:t:{honest}", "failures") is None  # not counted
+        late = await store.enqueue(NewTicket("tic_tac_toe", ("late",), (2,), "", False, 25.0))
+        assert (await mm.run_once()).matches == 1
+        recs = await store.get_many([honest, late])
+        assert {r.state for r in recs} == {MATCHED}
+        assert recs[0].match_id == recs[1].match_id
+    finally:
+        await creator.close()

@@ -8,6 +8,8 @@ import random
 import time
 from collections import Counter
 
+import pytest
+
 from engine_core.registry import default_registry
 from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.matchmaker import Matchmaker
@@ -110,7 +112,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
     class Refusing:
         calls = 0
 
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             Refusing.calls += 1
             raise RuntimeError("match service down")
 
@@ -131,7 +133,7 @@ async def test_a_failed_creation_puts_the_tickets_back(rclient, settings) -> Non
 
 async def test_tickets_whose_matches_keep_failing_end(rclient, settings) -> None:
     class Refusing:
-        async def create_match(self, game, players, options_json, *, key=""):
+        async def create_match(self, game, players, options_json, *, key="", **_match_options):
             raise RuntimeError("refused")
 
     s = dataclasses.replace(settings, max_create_failures=3)
@@ -195,3 +197,47 @@ async def test_bots_fill_the_smallest_match_a_ticket_accepts(rclient, settings) 
     assert f.state == "searching"  # not waited long enough for bots
     _, players, _ = creator.matches[w.match_id]
     assert sorted(players) == ["bot:greedy-1", "w"]
+
+
+async def test_queue_gauges_are_labelled_by_game_and_player_count(rclient, settings) -> None:
+    from prometheus_client import REGISTRY
+
+    from services.matchmaking import metrics
+
+    def gauge(game: str, players: int) -> float | None:
+        return REGISTRY.get_sample_value(
+            "matchmaking_queue_tickets", {"game": game, "players": str(players)}
+        )
+
+    store = TicketStore(rclient, settings)
+    creator = InProcessMatchCreator()
+    maker = Matchmaker(store, creator, settings)
+    await store.enqueue(NewTicket("dice_forge", ("a",), (2, 3), "", False, 25.0))
+    await maker.run_once()
+    assert gauge("dice_forge", 2) == 1 and gauge("dice_forge", 3) == 1
+    labels = {s.labels.get("queue") for s in metrics.QUEUE_TICKETS.collect()[0].samples}
+    assert labels == {None}, "no raw queue keys as labels"
+    await store.enqueue(NewTicket("dice_forge", ("b",), (2,), "", False, 25.0))
+    stats = await maker.run_once()
+    assert stats.matches == 1
+    await maker.run_once()
+    assert gauge("dice_forge", 2) == 0 and gauge("dice_forge", 3) == 0
+
+
+async def test_bot_seats_are_named_after_the_configured_level(rclient, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.0, bot_level="search")
+    store = TicketStore(rclient, s)
+    now = int(time.time() * 1000)
+    ticket = await store.enqueue(
+        NewTicket("dwarves_duel", ("solo",), (2,), "", True, 25.0), at_ms=now - 1000
+    )
+    creator = InProcessMatchCreator()
+    await Matchmaker(store, creator, s, bot_kind=s.bot_level).run_once()
+    (t,) = await store.get_many([ticket])
+    _, players, _ = creator.matches[t.match_id]
+    assert sorted(players) == ["bot:search-1", "solo"]
+
+
+def test_an_unknown_bot_level_is_refused(settings) -> None:
+    with pytest.raises(ValueError, match="unknown bot level"):
+        Matchmaker(None, None, settings, bot_kind="expert")  # type: ignore[arg-type]

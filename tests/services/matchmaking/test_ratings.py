@@ -129,3 +129,34 @@ async def test_a_fact_delivered_twice_changes_ratings_once(rclient, js) -> None:
 
 async def _ready(c: ResultsConsumer) -> bool:
     return c.rated >= 1
+
+
+async def test_match_rated_is_logged_only_for_a_match_that_rated_someone(rclient, js) -> None:
+    import io
+
+    from services.common.logging import configure_logging
+
+    await ensure_results_stream(js, "RESULTS")
+    await js.purge_stream("RESULTS")
+    buffer = io.StringIO()
+    configure_logging(service="test", fmt="json", level="INFO", stream=buffer)
+    try:
+        consumer = ResultsConsumer(js, Ratings(rclient), durable=f"t{uuid.uuid4().hex[:8]}")
+        stop = asyncio.Event()
+        task = asyncio.create_task(consumer.run(stop))
+        nobody = fact(["guest:1", "bot:greedy-1"], [1, 2], bots=[False, True])
+        rated = fact(["alice", "bob", "bot:x"], [2, 1, 3], bots=[False, False, True])
+        await publish(js, nobody)
+        await publish(js, rated)
+
+        async def both() -> bool:
+            return consumer.rated >= 2
+
+        await until(both)
+        stop.set()
+        await task
+    finally:
+        configure_logging(service="test")
+    lines = [json.loads(x) for x in buffer.getvalue().splitlines()]
+    logged = [x for x in lines if x["event"] == "match_rated"]
+    assert [(x["match"], x["players"]) for x in logged] == [(rated["match_id"], ["alice", "bob"])]

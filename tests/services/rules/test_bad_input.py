@@ -251,3 +251,45 @@ def test_bad_player_counts(stub, players):
 def test_oversized_entropy(stub):
     request = rules_pb2.NewGameRequest(game="tic_tac_toe", players=2, entropy=b"e" * 2000)
     _fails(stub.NewGame, request, grpc.StatusCode.INVALID_ARGUMENT, "entropy_too_large")
+
+
+# ------------------------------------------------------------ hostile JSON
+DEEP = "[" * 1000 + "]" * 1000
+DEEP_OBJECT = '{"a":' * 1000 + "1" + "}" * 1000
+
+
+def test_deeply_nested_json_is_invalid_argument_everywhere(stub):
+    for deep in (DEEP, DEEP_OBJECT, '{"type":"place_mark","cell":' + DEEP + "}"):
+        move = rules_pb2.ApplyMoveRequest(game="tic_tac_toe", state=START, seat=0, move=deep)
+        info = _fails(stub.ApplyMove, move, grpc.StatusCode.INVALID_ARGUMENT, "json_too_deep")
+        assert info.metadata["field"] == "move"
+        options = rules_pb2.NewGameRequest(game="tic_tac_toe", players=2, options=deep)
+        _fails(stub.NewGame, options, grpc.StatusCode.INVALID_ARGUMENT, "json_too_deep")
+        fold = rules_pb2.FoldRequest(game="tic_tac_toe", state=START, events=[deep])
+        _fails(stub.Fold, fold, grpc.StatusCode.INVALID_ARGUMENT, "json_too_deep")
+
+
+def test_nesting_at_the_limit_gets_the_engines_answer(stub):
+    from services.common.codecs import MAX_JSON_DEPTH
+
+    shallow = "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    move = rules_pb2.ApplyMoveRequest(game="tic_tac_toe", state=START, seat=0, move=shallow)
+    _fails(stub.ApplyMove, move, grpc.StatusCode.INVALID_ARGUMENT, "malformed_move")
+    # brackets inside strings are not nesting
+    text = json.dumps({"type": "place_mark", "cell": 4, "note": "[" * 5000})
+    move = rules_pb2.ApplyMoveRequest(game="tic_tac_toe", state=START, seat=0, move=text)
+    assert stub.ApplyMove(move, timeout=5).status.awaiting == [1]
+
+
+def test_long_strings_are_refused_and_never_echoed(stub):
+    long_name = "g" * 100_000
+    for rpc, request in (
+        (stub.NewGame, rules_pb2.NewGameRequest(game=long_name, players=2)),
+        (stub.ApplyMove, rules_pb2.ApplyMoveRequest(game=long_name, state=START, move="{}")),
+        (stub.Fold, rules_pb2.FoldRequest(game="tic_tac_toe", events=["x" * 2_000_000])),
+    ):
+        with pytest.raises(grpc.RpcError) as e:
+            rpc(request, timeout=5)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT, e.value.details()
+        assert error_info(e.value).reason == "field_too_long"
+        assert len(e.value.details()) <= 512

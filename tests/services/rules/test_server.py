@@ -15,6 +15,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from engine_core.registry import default_registry
 from services.rules.process import RulesProcess
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+from tests.waiting import wait_until
 
 RULES = "tabletop.rules.v1.RulesService"
 
@@ -82,22 +83,21 @@ def test_one_log_line_per_call_with_game_seat_move_outcome(stub, rules_process):
         ),
         timeout=5,
     )
-    applied: list[dict] = []
-    for _ in range(100):  # the server writes the line just after it answered
+
+    def applied() -> list[dict]:  # the server writes the line just after it answered
         lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
-        applied = [
+        return [
             line
             for line in lines
             if line.get("event") == "rpc" and line["method"].endswith("/ApplyMove")
             and line["code"] == "OK"
         ]  # fmt: skip
-        if applied:
-            break
-        time.sleep(0.02)
-    last = applied[-1]
+
+    last = wait_until(applied, what="the ApplyMove log line")[-1]
     assert last["game"] == "tic_tac_toe" and last["seat"] == 0
     assert last["move"] == "place_mark" and last["outcome"] == "ongoing"
     assert last["duration_ms"] >= 0 and last["service"] == "rules"
+    lines = [json.loads(line) for line in rules_process.log_lines() if line.startswith("{")]
     assert not any("state" in line or "entropy" in line for line in lines)
 
 
@@ -132,11 +132,11 @@ def test_sigterm_goes_not_serving_then_exits_cleanly():
     with RulesProcess(workers=1, env=env) as proc:
         assert _health_status(proc.address) == health_pb2.HealthCheckResponse.SERVING
         _new_game_and_refusal(proc.address)
-        text = _metrics(proc.metrics_port)
+        # The counters are incremented as the answer leaves: wait for them.
         ok = 'tabletop_rules_rpc_seconds_count{code="OK",game="tic_tac_toe",method="NewGame"} 1.0'
-        assert ok in text
         refused = 'tabletop_rules_rejections_total{method="NewGame",reason="bad_player_count"} 1.0'
-        assert refused in text
+        wait_until(lambda: ok in _metrics(proc.metrics_port), what=ok)
+        wait_until(lambda: refused in _metrics(proc.metrics_port), what=refused)
         proc.proc.terminate()
         # Health turns NOT_SERVING while the server drains (5 s), before it stops;
         # poll rather than sleep a fixed time, which a loaded machine can outrun.
@@ -164,16 +164,17 @@ def test_workers_share_one_port():
                     response_deserializer=rules_pb2.ListGamesResponse.FromString,
                 )(rules_pb2.ListGamesRequest(), timeout=10)
                 assert reply.games
-        time.sleep(0.3)
-        pids = {
-            json.loads(x)["pid"]
-            for x in proc.log_lines()
-            if x.startswith("{") and '"rpc"' in x and "ListGames" in x
-        }
+
+        def served() -> list[dict]:  # each worker logs its calls just after answering
+            lines = [json.loads(x) for x in proc.log_lines() if x.startswith("{")]
+            return [x for x in lines if x.get("event") == "rpc" and "ListGames" in x["method"]]
+
+        wait_until(lambda: len(served()) == 24, what="24 ListGames log lines")
+        pids = {line["pid"] for line in served()}
         assert len(pids) == 2
         # the parent serves the sum of both workers' metrics
-        text = _metrics(proc.metrics_port)
-        assert 'tabletop_rules_rpc_seconds_count{code="OK",game="",method="ListGames"} 24.0' in text
+        total = 'tabletop_rules_rpc_seconds_count{code="OK",game="",method="ListGames"} 24.0'
+        wait_until(lambda: total in _metrics(proc.metrics_port), what=total)
         # a worker that dies is replaced, and the port keeps answering
         victim = min(pids)
         os.kill(victim, signal.SIGKILL)

@@ -1,0 +1,153 @@
+"""Bounds on every request, checked once at the edge before any handler runs.
+
+Every string field of every request (nested messages included) is at most
+``DEFAULT_STRING_CHARS`` characters (player ids: ``MAX_PLAYER_ID_CHARS``, as a match and a
+ticket accept them), except the JSON fields, which may hold
+up to ``JSON_STRING_CHARS`` (their byte size, 64 KiB by default, and their
+nesting are checked where they are decoded: ``services.common.codecs.check_json``). A repeated
+string field holds at most ``DEFAULT_REPEATED`` values (``events`` more).
+Beyond that a call fails with ``INVALID_ARGUMENT``:
+
+* ``field_too_long`` (metadata ``field``, ``limit``, and ``index`` in a
+  repeated field): a string too long;
+* ``too_many_values`` (metadata ``field``, ``limit``): a repeated field too long.
+
+So no id, name or key of unbounded size reaches a store, a log line or an
+error message, whatever the RPC. ``BoundsInterceptor`` goes after
+``ErrorInterceptor`` (innermost), so its refusals become rich statuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import grpc
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+from services.common.auth import MAX_PLAYER_ID_CHARS
+from services.common.errors import InvalidArgument
+from services.common.logging import wrap_handler
+
+__all__ = [
+    "DEFAULT_REPEATED",
+    "DEFAULT_STRING_CHARS",
+    "JSON_STRING_CHARS",
+    "BoundsInterceptor",
+    "Limits",
+    "check_request",
+]
+
+DEFAULT_STRING_CHARS = 256
+JSON_STRING_CHARS = 1024 * 1024
+"""A backstop only: the services refuse JSON over their own (smaller) byte
+limits with ``json_too_large`` where they decode it."""
+DEFAULT_REPEATED = 64
+TOKEN_CHARS = 8 * 1024
+
+_JSON_FIELDS = ("move_json", "options_json", "move", "options", "events")
+_PLAYER_FIELDS = ("players", "party", "player", "player_id", "leader")
+
+
+class Limits:
+    """Per-field-name limits: characters of a string, values of a repeated field."""
+
+    def __init__(
+        self,
+        chars: Mapping[str, int] | None = None,
+        counts: Mapping[str, int] | None = None,
+        *,
+        default_chars: int = DEFAULT_STRING_CHARS,
+        default_count: int = DEFAULT_REPEATED,
+    ) -> None:
+        self.chars = (
+            {name: JSON_STRING_CHARS for name in _JSON_FIELDS}
+            | {"party_tokens": TOKEN_CHARS}
+            | {name: MAX_PLAYER_ID_CHARS for name in _PLAYER_FIELDS}
+            | dict(chars or {})
+        )
+        self.counts = {"events": 1_000_000} | dict(counts or {})
+        self.default_chars = default_chars
+        self.default_count = default_count
+
+
+DEFAULT_LIMITS = Limits()
+_STRING = FieldDescriptor.TYPE_STRING
+_MESSAGE = FieldDescriptor.TYPE_MESSAGE
+
+
+def _is_repeated(field: FieldDescriptor) -> bool:
+    is_repeated = getattr(field, "is_repeated", None)  # newer protobuf
+    if is_repeated is not None:
+        return bool(is_repeated)
+    return field.label == FieldDescriptor.LABEL_REPEATED  # type: ignore[attr-defined]
+
+
+def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str = "") -> None:
+    """Raise ``InvalidArgument`` for the first field of ``message`` out of bounds."""
+    for field, value in message.ListFields():
+        name = f"{prefix}{field.name}"
+        if field.type == _STRING:
+            chars = limits.chars.get(field.name, limits.default_chars)
+            values = value if _is_repeated(field) else (value,)
+            if _is_repeated(field):
+                count = limits.counts.get(field.name, limits.default_count)
+                if len(value) > count:
+                    raise InvalidArgument(
+                        "too_many_values",
+                        f"{name} holds at most {count} values",
+                        field=name,
+                        limit=str(count),
+                    )
+            for i, v in enumerate(values):
+                if len(v) > chars:
+                    where = {"index": str(i)} if _is_repeated(field) else {}
+                    raise InvalidArgument(
+                        "field_too_long",
+                        f"{name} is limited to {chars} characters",
+                        field=name,
+                        limit=str(chars),
+                        **where,
+                    )
+        elif field.type == _MESSAGE:
+            if field.message_type.GetOptions().map_entry:
+                continue  # no request has a map
+            for sub in value if _is_repeated(field) else (value,):
+                check_request(sub, limits, f"{name}.")
+
+
+class BoundsInterceptor(grpc.aio.ServerInterceptor):
+    """Checks every request message with ``check_request`` before its handler."""
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.limits = limits
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.request_streaming:
+            return handler
+        limits = self.limits
+
+        def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
+            if streaming:
+
+                def stream(request: Any, context: Any) -> Any:
+                    if isinstance(request, Message):
+                        check_request(request, limits)
+                    return behavior(request, context)
+
+                return stream
+
+            async def unary(request: Any, context: Any) -> Any:
+                if isinstance(request, Message):
+                    check_request(request, limits)
+                return await behavior(request, context)
+
+            return unary
+
+        return wrap_handler(handler, wrapper)

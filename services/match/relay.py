@@ -1,0 +1,132 @@
+"""The relay of ``MatchFinished`` facts: every finished commit in the match
+stream reaches stream ``RESULTS`` exactly once, even when the replica that
+appended it died before publishing the fact.
+
+The write path publishes the fact right after the finishing commit (so
+ratings see it at once). This relay is the guarantee behind it: a durable
+pull consumer on the match stream (shared by every replica, each message
+delivered to one of them), headers only, so it costs a few bytes per
+commit. The finishing commit carries the header ``Tabletop-Finished``; for
+it, the relay reads the commit and the match's creation commit, publishes the
+fact and marks the match finished in the index, then acks. A crash before the
+ack means a redelivery.
+
+Exactly once on ``RESULTS``: the fact is published with
+``Nats-Expected-Last-Subject-Sequence: 0`` on ``results.<match_id>``, so
+JetStream stores it only if that subject has no message yet, whoever
+publishes it (the write path, a retried submit, the relay, twice), however
+late (no duplicate window involved). A refusal (10071) means it is there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import nats.errors
+import structlog
+from nats.js import JetStreamContext, api
+
+from services.match import metrics
+from services.match.index import MatchIndex, finished_fact, publish_finished
+from services.match.model import STATUS_FINISHED, MatchMeta
+from services.match.store import FINISHED_HEADER, JetStreamStore
+
+log = structlog.get_logger("tabletop.match.relay")
+
+RELAY_DURABLE = "match-finished-relay"
+
+
+class FinishedRelay:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        store: JetStreamStore,
+        index: MatchIndex,
+        *,
+        results_prefix: str = "results",
+        results_stream: str = "RESULTS",
+        durable: str = RELAY_DURABLE,
+        batch: int = 256,
+        poll_s: float = 1.0,
+    ) -> None:
+        self.js = js
+        self.store = store
+        self.index = index
+        self.results_prefix = results_prefix
+        self.results_stream = results_stream
+        self.durable = durable
+        self.batch = batch
+        self.poll_s = poll_s
+        self.relayed = 0  # facts this relay published (not found already there)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Follow the stream until ``stop`` is set."""
+        sub = None
+        while not stop.is_set():
+            try:
+                if sub is None:
+                    sub = await self._subscribe()
+                msgs = await sub.fetch(self.batch, timeout=self.poll_s)
+            except (nats.errors.TimeoutError, TimeoutError):
+                continue  # nothing new within the poll interval
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # NATS down or restarting: nats-py reconnects
+                log.warning("relay_fetch_failed", error=repr(e))
+                await _sleep_or_stop(stop, 0.5)
+                continue
+            for msg in msgs:
+                await self._handle(msg)
+        if sub is not None:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _subscribe(self):  # type: ignore[no-untyped-def]
+        return await self.js.pull_subscribe(
+            f"{self.store.config.subject_prefix}.*",
+            durable=self.durable,
+            stream=self.store.config.name,
+            config=api.ConsumerConfig(
+                headers_only=True,
+                ack_policy=api.AckPolicy.EXPLICIT,
+                ack_wait=30.0,
+                max_deliver=-1,
+                deliver_policy=api.DeliverPolicy.ALL,
+            ),
+        )
+
+    async def _handle(self, msg) -> None:  # type: ignore[no-untyped-def]
+        try:
+            if (msg.headers or {}).get(FINISHED_HEADER):
+                await self.relay(msg.subject.split(".", 1)[1], msg.metadata.sequence.stream)
+        except Exception as e:  # the store or NATS in trouble: again later
+            log.warning("relay_failed", subject=msg.subject, error=repr(e))
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=1.0)
+            return
+        with contextlib.suppress(Exception):  # a lost ack is a redelivery, a no-op
+            await msg.ack()
+
+    async def relay(self, match_id: str, seq: int) -> bool:
+        """Publish the fact of the finishing commit at ``seq`` unless it is on
+        ``RESULTS`` already; True if this call published it."""
+        commit = await self.store.commit_at(seq)
+        first = await self.store.first(match_id)
+        if commit.outcome is None or first is None:
+            return False
+        meta = MatchMeta.from_creation(match_id, first[1])
+        published = await publish_finished(
+            self.js, self.results_prefix, self.results_stream, finished_fact(meta, commit)
+        )
+        await self.index.record(meta, STATUS_FINISHED)
+        if published:
+            self.relayed += 1
+            metrics.FACTS_RELAYED.inc()
+            log.info("match_finished_relayed", match=match_id)
+        return published
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)

@@ -1,0 +1,121 @@
+"""Real adapters of the ports: the match service (gRPC), the bot worker's
+job stream and matchmaking's ratings (Redis)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import grpc
+import redis.asyncio as redis
+
+from services.common.auth import Tokens, is_bot
+from services.common.grpcserver import balanced_channel_options
+from services.matchmaking.match_client import ServiceToken
+from services.matchmaking.ratings import Ratings
+from services.tournaments.errors import Unavailable
+from services.tournaments.model import TimeControl
+from services.tournaments.ports import MatchEnd
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+SERVICE_SUBJECT = "service:tournaments"
+"""Every replica creates matches as this subject: the match service scopes
+idempotency keys to the caller, so all replicas must be the same caller."""
+
+_RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
+BOT_JOBS = "mm:bots"
+
+
+def match_options(time_control: TimeControl, public_replay: bool) -> match_pb2.MatchOptions:
+    """The ``MatchOptions`` of a tournament match. The match service has no
+    turn clock yet: the tournament's ``time_control`` is stored with the
+    tournament and goes here once ``MatchOptions`` can carry one."""
+    return match_pb2.MatchOptions(public_replay=public_replay)
+
+
+class GrpcMatches:
+    def __init__(
+        self, target: str, tokens: Tokens, *, timeout_s: float = 10.0, attempts: int = 6
+    ) -> None:
+        self.channel = grpc.aio.insecure_channel(target, options=balanced_channel_options())
+        self.stub = match_pb2_grpc.MatchServiceStub(self.channel)
+        self.token = ServiceToken(tokens, SERVICE_SUBJECT)
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token()}"),)
+
+    async def _call(self, method, request):
+        delay = 0.1
+        for attempt in range(1, self.attempts + 1):
+            try:
+                return await method(request, metadata=self._metadata(), timeout=self.timeout_s)
+            except grpc.aio.AioRpcError as e:
+                if e.code() not in _RETRY:
+                    raise
+                if attempt == self.attempts:
+                    raise Unavailable(
+                        "match_service_unavailable", f"{e.code().name}: {e.details()}"
+                    ) from None
+            await asyncio.sleep(delay)
+            delay = min(2.0, delay * 2)
+        raise AssertionError("unreachable")
+
+    async def create(
+        self,
+        game: str,
+        players: list[str],
+        options_json: str,
+        time_control: TimeControl,
+        public_replay: bool,
+        key: str,
+    ) -> str:
+        request = match_pb2.CreateMatchRequest(
+            game=game,
+            players=players,
+            options_json=options_json,
+            match_options=match_options(time_control, public_replay),
+            idempotency_key=key,
+        )
+        reply = await self._call(self.stub.CreateMatch, request)
+        return reply.match_id
+
+    async def result(self, match_id: str) -> MatchEnd | None:
+        reply = await self._call(self.stub.GetMatch, match_pb2.GetMatchRequest(match_id=match_id))
+        if reply.status != match_pb2.MATCH_STATUS_FINISHED:
+            return None
+        return MatchEnd(
+            players=tuple(s.player for s in reply.seats),
+            ranks=tuple(reply.outcome.ranks),
+            scores=tuple(reply.outcome.scores),
+            reason=reply.outcome.reason,
+        )
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+
+class RedisBotJobs:
+    """One entry per match with bot seats on ``mm:bots`` (the format the
+    matchmaker writes), read by the bot worker's consumer group."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.redis = client
+
+    async def enqueue(self, match_id: str, game: str, bots: dict[str, int]) -> None:
+        await self.redis.xadd(
+            BOT_JOBS,
+            {"match_id": match_id, "game": game, "bots": json.dumps(bots)},
+            maxlen=100_000,
+            approximate=True,
+        )
+
+
+class RedisSeeding:
+    def __init__(self, client: redis.Redis) -> None:
+        self.ratings_ = Ratings(client)
+
+    async def ratings(self, game: str, players: list[str]) -> list[float]:
+        rated = await self.ratings_.get_many(game, players)
+        return [0.0 if is_bot(p) else r.ordinal for p, r in zip(players, rated, strict=True)]

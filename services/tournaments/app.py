@@ -1,0 +1,614 @@
+"""The tournament application: commands, queries, and the steps of the
+process manager (record a result, advance a round).
+
+Every change is one event appended with the expected last sequence of the
+tournament's subject: a command validates against the projection at sequence
+``s`` and appends only if nothing came after ``s`` (else it folds what came
+and decides again). Nothing is appended for a rejected command.
+
+``advance`` is level-triggered: it looks at the tournament and does the one
+next thing due (complete the round, start a rematch, pair the next round,
+start it, finish), until nothing is. A round is first paired
+(``RoundPaired``: its tables fixed in the stream), then its matches are
+created with idempotency keys ``<tournament>:r<n>:t<k>`` (``:g<j>`` for
+rematches), then ``RoundStarted`` is appended with their ids. Whoever does
+the creating (this replica again after a crash, or another one) reads the
+same pairing and makes the same calls with the same keys, so gets the same
+matches: a match is never created twice and never skipped; the stream
+decides which append counts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from engine_core.registry import Registry, UnknownGame, default_registry
+from services.common.auth import ROLE_ORGANISER, ROLE_SERVICE, Principal, is_bot
+from services.match.model import new_match_id, now_ms, valid_match_id
+from services.match.ports import AppendConflict
+from services.tournaments import formats, metrics
+from services.tournaments.errors import (
+    AlreadyExists,
+    BadRequest,
+    FailedPrecondition,
+    NotFound,
+    PermissionDenied,
+    TournamentNotFound,
+    Unavailable,
+)
+from services.tournaments.model import (
+    FORMAT_SCORE_RACE,
+    FORMATS,
+    STATUS_FINISHED,
+    STATUS_REGISTERING,
+    STATUS_RUNNING,
+    TIME_CONTROL_KINDS,
+    Event,
+    MatchResultRecorded,
+    Options,
+    PlayerRegistered,
+    PlayerWithdrawn,
+    RegistrationClosed,
+    RematchStarted,
+    RoundCompleted,
+    RoundPaired,
+    RoundStarted,
+    Table,
+    TimeControl,
+    Tournament,
+    TournamentCreated,
+    TournamentFinished,
+    event_type,
+    fold,
+)
+from services.tournaments.ports import BotJobs, MatchEnd, Matches, Seeding
+from services.tournaments.store import StoreUnavailable, TournamentStore
+
+log = structlog.get_logger("tabletop.tournaments")
+
+MAX_NAME = 120
+MAX_PLAYER_ID = 200
+MAX_FIELD = 100_000
+APPEND_ATTEMPTS = 20
+
+
+RACE_GRACE_MS = 3000
+"""A score race is closed this long after its window, for the facts of
+matches that ended inside it to arrive."""
+
+
+def race_end_ms(t: Tournament) -> int:
+    return t.started_ms + int(t.options.race_seconds * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class AppConfig:
+    players_may_create: bool = True  # local development: any player may organise
+    create_concurrency: int = 32  # CreateMatch calls in flight while starting a round
+
+
+def match_key(tournament_id: str, round_no: int, table: int, game: int = 1) -> str:
+    """The idempotency key of a tournament match."""
+    key = f"{tournament_id}:r{round_no}:t{table}"
+    return key if game == 1 else f"{key}:g{game}"
+
+
+class CrashPoint(Exception):
+    """Raised by a test's fault hook to stop a step where it stands."""
+
+
+class TournamentApp:
+    def __init__(
+        self,
+        *,
+        store: TournamentStore,
+        matches: Matches,
+        bots: BotJobs,
+        seeding: Seeding,
+        registry: Registry | None = None,
+        config: AppConfig | None = None,
+    ) -> None:
+        self.store = store
+        self.matches = matches
+        self.bots = bots
+        self.seeding = seeding
+        self.registry = registry or default_registry()
+        self.config = config or AppConfig()
+        self._cache: dict[str, Tournament] = {}
+        self._owners: dict[str, str] = {}  # match id -> tournament id
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.fault: Any = None  # tests: called with a point name; may raise CrashPoint
+
+    def _hit(self, point: str, **where: Any) -> None:
+        if self.fault is not None:
+            self.fault(point, **where)
+
+    # ============================================================ commands
+    async def create(
+        self,
+        principal: Principal,
+        *,
+        name: str,
+        game: str,
+        format: str,
+        rounds: int = 0,
+        options: Options | None = None,
+        game_options: str = "",
+        time_control: TimeControl | None = None,
+        seed: str = "",
+        idempotency_key: str = "",
+    ) -> str:
+        if not (
+            principal.is_service
+            or principal.role == ROLE_ORGANISER
+            or self.config.players_may_create
+        ):
+            raise PermissionDenied(
+                "organiser_only", "only organisers and services create tournaments"
+            )
+        try:
+            g = self.registry.get(game)
+        except UnknownGame:
+            raise TournamentNotFoundGame(game) from None
+        if format not in FORMATS:
+            raise BadRequest("unknown_format", f"format must be one of {', '.join(FORMATS)}")
+        if len(name) > MAX_NAME:
+            raise BadRequest("bad_name", f"the name is at most {MAX_NAME} characters")
+        if len(idempotency_key) > 200:
+            raise BadRequest("bad_key", "idempotency key too long")
+        options = options or Options()
+        tc = time_control or TimeControl()
+        if tc.kind not in TIME_CONTROL_KINDS:
+            raise BadRequest(
+                "bad_time_control", f"time control kind is one of {', '.join(TIME_CONTROL_KINDS)}"
+            )
+        if tc.kind != "none" and tc.seconds <= 0:
+            raise BadRequest("bad_time_control", "a time control needs seconds > 0")
+        if min(tc.seconds, tc.increment, tc.delay) < 0:
+            raise BadRequest("bad_time_control", "time control values must be >= 0")
+        if options.max_players < 0 or options.late_registration_rounds < 0:
+            raise BadRequest("bad_options", "max_players and late_registration_rounds are >= 0")
+        try:
+            stored_rounds = formats.validate(g, format, rounds, options)
+        except formats.FormatError as e:
+            raise BadRequest(e.reason, e.message) from None
+        if game_options:
+            try:
+                g.codec().decode_options(game_options.encode())
+            except Exception as e:
+                raise BadRequest("bad_game_options", f"the game's options: {e}") from None
+        if idempotency_key:
+            tid = new_match_id(f"tournament\0{principal.subject}\0{idempotency_key}".encode())
+        else:
+            tid = new_match_id()
+        event = TournamentCreated(
+            tournament_id=tid,
+            name=name or f"{game} {format}",
+            game=game,
+            format=format,
+            rounds=stored_rounds,
+            seed=seed or os.urandom(8).hex(),
+            options=options,
+            game_options=game_options,
+            time_control=tc,
+            organiser=principal.subject,
+            at_ms=now_ms(),
+        )
+        try:
+            await self._append(tid, event, 0)
+        except AppendConflict:
+            t = await self.load(tid)
+            if idempotency_key and t.created.organiser == principal.subject:
+                return tid  # a retried create
+            raise AlreadyExists("tournament_exists", f"tournament {tid} exists") from None
+        log.info("tournament_created", tournament=tid, game=game, format=format)
+        return tid
+
+    async def register(
+        self, principal: Principal, tournament_id: str, player: str = ""
+    ) -> Tournament:
+        player = player or principal.subject
+        if not player or len(player) > MAX_PLAYER_ID:
+            raise BadRequest("bad_player", f"player ids are 1..{MAX_PLAYER_ID} characters")
+
+        def decide(t: Tournament) -> Event:
+            if player != principal.subject and not self._may_manage(principal, t):
+                # players register themselves; organisers and services anyone (bots)
+                raise PermissionDenied("not_organiser", "only the organiser registers others")
+            e = t.entrants.get(player)
+            if e is not None:
+                if e.withdrawn:
+                    raise FailedPrecondition("withdrawn", f"{player} withdrew from this tournament")
+                raise FailedPrecondition("already_registered", f"{player} is registered already")
+            at_round = 0
+            swiss = t.format in (formats.FORMAT_SWISS, formats.FORMAT_SWISS_TABLES)
+            if t.status == STATUS_RUNNING and t.format == FORMAT_SCORE_RACE:
+                at_round = 0  # a race takes entrants while its window is open
+            elif (
+                t.status == STATUS_RUNNING
+                and swiss
+                and len(t.rounds) + 1 <= min(t.options.late_registration_rounds, t.created.rounds)
+            ):
+                at_round = len(t.rounds) + 1  # late: paired from the next round on
+            elif t.status != STATUS_REGISTERING:
+                raise FailedPrecondition(
+                    "registration_closed", "registration for this tournament is closed"
+                )
+            cap = t.options.max_players or MAX_FIELD
+            if len(t.entrants) >= cap:
+                raise FailedPrecondition("tournament_full", f"the tournament is full ({cap})")
+            return PlayerRegistered(
+                player=player, by=principal.subject, at_round=at_round, at_ms=now_ms()
+            )
+
+        return await self._command(tournament_id, decide)
+
+    async def withdraw(
+        self, principal: Principal, tournament_id: str, player: str = ""
+    ) -> Tournament:
+        player = player or principal.subject
+
+        def decide(t: Tournament) -> Event:
+            if player != principal.subject and not self._may_manage(principal, t):
+                raise PermissionDenied(
+                    "not_allowed", "only the player or the organiser may withdraw a player"
+                )
+            e = t.entrants.get(player)
+            if e is None:
+                raise FailedPrecondition("not_registered", f"{player} is not registered")
+            if e.withdrawn:
+                raise FailedPrecondition("withdrawn", f"{player} has withdrawn already")
+            if t.status == STATUS_FINISHED:
+                raise FailedPrecondition("tournament_finished", "the tournament is over")
+            return PlayerWithdrawn(player=player, by=principal.subject, at_ms=now_ms())
+
+        return await self._command(tournament_id, decide)
+
+    async def start(self, principal: Principal, tournament_id: str) -> Tournament:
+        t = await self.load(tournament_id, fresh=True)
+        if not self._may_manage(principal, t):
+            raise PermissionDenied("not_organiser", "only the organiser starts the tournament")
+        if t.status != STATUS_REGISTERING:
+            raise FailedPrecondition("already_started", "the tournament has started already")
+        game = self.registry.get(t.game)
+        if (
+            t.options.bot_fill
+            and t.options.table_size == 2
+            and t.format != FORMAT_SCORE_RACE
+            and len(t.active_players()) % 2
+        ):
+            bot = f"bot:fill-{t.id}"
+            if bot not in t.entrants:
+                await self.register(Principal(principal.subject, ROLE_SERVICE), t.id, bot)
+                t = await self.load(tournament_id, fresh=True)
+        active = t.active_players()
+        need = formats.minimum_field(t.format, t.options, game)
+        if len(active) < need:
+            raise FailedPrecondition(
+                "not_enough_players", f"{len(active)} players; this format needs {need}"
+            )
+        ratings = await self.seeding.ratings(t.game, active)
+        order = sorted(range(len(active)), key=lambda i: (-ratings[i], t.entrants[active[i]].order))
+        seeds = tuple(active[i] for i in order)
+
+        def decide(t: Tournament) -> Event:
+            if t.status != STATUS_REGISTERING:
+                raise FailedPrecondition("already_started", "the tournament has started already")
+            if [p for p in t.active_players()] != active:
+                raise _Retry()
+            return RegistrationClosed(
+                seeds=seeds, ratings=tuple(ratings[i] for i in order), at_ms=now_ms()
+            )
+
+        try:
+            await self._command(tournament_id, decide)
+        except _Retry:  # somebody registered or withdrew meanwhile: seed again
+            return await self.start(principal, tournament_id)
+        log.info("tournament_started", tournament=tournament_id, players=len(seeds))
+        return await self.advance(tournament_id)
+
+    def _may_manage(self, principal: Principal, t: Tournament) -> bool:
+        return principal.is_service or principal.subject == t.created.organiser
+
+    # ========================================================= the process
+    async def record(self, match_id: str, end: MatchEnd, finished_at: str = "") -> bool:
+        """Record a match's result once (False: not a match of this
+        tournament's current rounds, or recorded already)."""
+        tid = self.owner(match_id)
+        if tid is None:
+            return False
+        recorded = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal recorded
+            where = t.matches.get(match_id)
+            if where is None or t.recorded(match_id):
+                return None
+            recorded = True
+            return MatchResultRecorded(
+                round=where[0],
+                table=where[1],
+                match_id=match_id,
+                players=end.players,
+                ranks=end.ranks,
+                scores=end.scores,
+                reason=end.reason,
+                finished_at=finished_at,
+                at_ms=now_ms(),
+            )
+
+        await self._command(tid, decide)
+        log.info("result_recorded", tournament=tid, match=match_id, duplicate=not recorded)
+        self._hit("after_record", match=match_id)
+        if recorded:
+            await self.advance(tid)
+        return recorded
+
+    async def record_race(self, tid: str, match_id: str, end: MatchEnd, finished_at: str) -> bool:
+        recorded = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal recorded
+            if t.status != STATUS_RUNNING or t.recorded(match_id):
+                return None
+            if not any(p in t.entrants and not t.entrants[p].withdrawn for p in end.players):
+                return None
+            recorded = True
+            return MatchResultRecorded(
+                round=0,
+                table=0,
+                match_id=match_id,
+                players=end.players,
+                ranks=end.ranks,
+                scores=end.scores,
+                reason=end.reason,
+                finished_at=finished_at,
+                at_ms=now_ms(),
+            )
+
+        await self._command(tid, decide)
+        return recorded
+
+    def owner(self, match_id: str) -> str | None:
+        """The tournament of a match, as far as this process has read."""
+        return self._owners.get(match_id)
+
+    async def advance(self, tournament_id: str) -> Tournament:
+        """Do every step that is due now (one lock per tournament in this
+        process; other replicas are kept out by the expected sequences)."""
+        lock = self._locks.setdefault(tournament_id, asyncio.Lock())
+        async with lock:
+            for _ in range(10_000):
+                t = await self.load(tournament_id, fresh=True)
+                try:
+                    if not await self._step(t):
+                        return t
+                except AppendConflict:
+                    metrics.APPEND_CONFLICTS.inc()
+                    continue  # somebody else moved it on: look again
+            raise AssertionError("advance did not settle")
+
+    async def _step(self, t: Tournament) -> bool:
+        if t.status != STATUS_RUNNING:
+            return False
+        if t.format == FORMAT_SCORE_RACE:
+            if now_ms() >= race_end_ms(t) + RACE_GRACE_MS:
+                await self._finish(t)
+                return True
+            return False
+        rnd = t.current
+        if rnd is not None and not rnd.completed:
+            pending = False
+            for table in rnd.tables:
+                if (
+                    table.finished
+                    and rnd.stage == formats.STAGE_ELIMINATION
+                    and formats.needs_rematch(t, table)
+                ):
+                    await self._rematch(t, rnd.number, table)
+                    return True
+                if not table.finished:
+                    pending = True
+            if pending:
+                return False
+            self._hit("before_round_completed", round=rnd.number)
+            await self._append(t.id, RoundCompleted(round=rnd.number, at_ms=now_ms()), t.seq)
+            return True
+        if t.paired is not None:
+            await self._start_round(t, t.paired)
+            return True
+        plan = formats.plan_next(t, self.registry.get(t.game))
+        if plan is None:
+            await self._finish(t)
+            return True
+        paired = RoundPaired(
+            round=plan.round,
+            tables=tuple(tuple(tb) for tb in plan.tables),
+            byes=tuple(plan.byes),
+            stage=plan.stage,
+            at_ms=now_ms(),
+        )
+        await self._append(t.id, paired, t.seq)
+        return True
+
+    async def _finish(self, t: Tournament) -> None:
+        self._hit("before_finished")
+        standings = tuple(formats.standings(t))
+        await self._append(t.id, TournamentFinished(standings=standings, at_ms=now_ms()), t.seq)
+        log.info(
+            "tournament_finished", tournament=t.id, winner=standings[0].player if standings else ""
+        )
+
+    async def _create(self, t: Tournament, players: list[str], key: str) -> str:
+        match_id = await self.matches.create(
+            t.game, players, t.created.game_options, t.created.time_control,
+            t.options.public_replay, key,
+        )  # fmt: skip
+        metrics.MATCHES_CREATED.inc()
+        bots = {p: s for s, p in enumerate(players) if is_bot(p)}
+        if bots:
+            await self.bots.enqueue(match_id, t.game, bots)
+        return match_id
+
+    async def _start_round(self, t: Tournament, plan: RoundPaired) -> None:
+        started = time.perf_counter()
+        sem = asyncio.Semaphore(self.config.create_concurrency)
+
+        async def create(k: int, players: tuple[str, ...]) -> Table:
+            async with sem:
+                key = match_key(t.id, plan.round, k)
+                match_id = await self._create(t, list(players), key)
+                self._hit("after_create", round=plan.round, table=k)
+                return Table(table=k, players=tuple(players), match_id=match_id)
+
+        tables = await asyncio.gather(
+            *(create(k, players) for k, players in enumerate(plan.tables, 1))
+        )
+        self._hit("before_round_started", round=plan.round)
+        event = RoundStarted(
+            round=plan.round,
+            tables=tuple(tables),
+            byes=plan.byes,
+            stage=plan.stage,
+            at_ms=now_ms(),
+        )
+        await self._append(t.id, event, t.seq)
+        metrics.ROUND_START_SECONDS.observe(time.perf_counter() - started)
+        log.info(
+            "round_started",
+            tournament=t.id,
+            round=plan.round,
+            tables=len(tables),
+            byes=len(plan.byes),
+        )
+
+    async def _rematch(self, t: Tournament, round_no: int, table) -> None:
+        game_no = len(table.matches) + 1
+        players = list(reversed(table.players))  # the other player sits first
+        match_id = await self._create(t, players, match_key(t.id, round_no, table.table, game_no))
+        event = RematchStarted(
+            round=round_no,
+            table=table.table,
+            game=game_no,
+            players=tuple(players),
+            match_id=match_id,
+            at_ms=now_ms(),
+        )
+        await self._append(t.id, event, t.seq)
+
+    # ============================================================= queries
+    async def get(self, tournament_id: str) -> Tournament:
+        return await self.load(tournament_id, fresh=True)
+
+    async def list(self, status: str = "", game: str = "") -> list[Tournament]:
+        out = []
+        for tid in await self._io(self.store.ids()):
+            t = await self.load(tid, fresh=True)
+            if (not status or t.status == status) and (not game or t.game == game):
+                out.append(t)
+        out.sort(key=lambda t: (t.created.at_ms, t.id), reverse=True)
+        return out
+
+    async def watch(
+        self, tournament_id: str, after_seq: int = 0
+    ) -> AsyncIterator[tuple[int, Event]]:
+        """Every event after ``after_seq`` (a stream sequence), then each new
+        one; ends after ``TournamentFinished``."""
+        t = await self.load(tournament_id, fresh=True)
+        if t.status == STATUS_FINISHED and after_seq >= t.seq:
+            return
+        try:
+            async for seq, e in self.store.commits(tournament_id, after_seq, follow=True):
+                yield seq, e
+                if isinstance(e, TournamentFinished):
+                    return
+        except StoreUnavailable as e:
+            raise Unavailable("store_unavailable", str(e)) from None
+
+    # ========================================================== projection
+    async def load(self, tournament_id: str, *, fresh: bool = False) -> Tournament:
+        if not valid_match_id(tournament_id):
+            raise BadRequest("bad_tournament_id", "malformed tournament id")
+        t = self._cache.get(tournament_id)
+        if t is not None and not fresh:
+            return t
+        if t is not None and t.status == STATUS_FINISHED:
+            return t  # nothing comes after TournamentFinished
+        last = await self._io(self.store.last_seq(tournament_id))
+        if t is not None and last == t.seq:
+            return t
+        after = t.seq if t is not None else 0
+        items = [x async for x in self._io_iter(self.store.commits(tournament_id, after))]
+        if t is None and not items:
+            raise TournamentNotFound(tournament_id)
+        t = fold(items, t)
+        self._cache[tournament_id] = t
+        for _seq, e in items:
+            if isinstance(e, RoundStarted):
+                for table in e.tables:
+                    self._owners[table.match_id] = tournament_id
+            elif isinstance(e, RematchStarted):
+                self._owners[e.match_id] = tournament_id
+        return t
+
+    def forget(self) -> None:
+        """Drop every projection held in memory (tests: a fresh replica)."""
+        self._cache.clear()
+        self._owners.clear()
+
+    def cached(self) -> list[Tournament]:
+        return list(self._cache.values())
+
+    async def _command(self, tournament_id: str, decide) -> Tournament:
+        for _ in range(APPEND_ATTEMPTS):
+            t = await self.load(tournament_id, fresh=True)
+            event = decide(t)
+            if event is None:
+                return t
+            try:
+                await self._append(tournament_id, event, t.seq)
+            except AppendConflict:
+                metrics.APPEND_CONFLICTS.inc()
+                continue
+            return await self.load(tournament_id, fresh=True)
+        raise Unavailable("too_much_contention", "the tournament changed too often; try again")
+
+    async def _append(self, tournament_id: str, event: Event, expected: int) -> int:
+        digest = hashlib.sha256(self.store.encode(event)).hexdigest()[:24]
+        seq, _dup = await self._io(
+            self.store.append(
+                tournament_id, event, expected, f"{tournament_id}:{expected}:{digest}"
+            )
+        )
+        metrics.EVENTS.labels(event_type(event)).inc()
+        return seq
+
+    async def _io(self, call):
+        try:
+            return await call
+        except StoreUnavailable as e:
+            raise Unavailable("store_unavailable", str(e)) from None
+
+    async def _io_iter(self, it):
+        try:
+            async for x in it:
+                yield x
+        except StoreUnavailable as e:
+            raise Unavailable("store_unavailable", str(e)) from None
+
+
+class _Retry(Exception):
+    pass
+
+
+class TournamentNotFoundGame(NotFound):
+    def __init__(self, game: str) -> None:
+        super().__init__("unknown_game", f"no game {game!r}", game=game)

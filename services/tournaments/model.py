@@ -1,0 +1,395 @@
+"""A tournament as events, and the projection folded from them.
+
+Each tournament is the subject ``tournament.<id>`` of the ``TOURNAMENTS``
+stream; every event is one message, appended with the expected last subject
+sequence (the stream is the lock: no leader, any number of replicas).
+
+Events (msgpack, tagged by ``type``)::
+
+    TournamentCreated   the game, format, options, time control, rounds, seed
+    PlayerRegistered    a player (or a bot) joined (late: at a later round)
+    PlayerWithdrawn     a player left; never paired again
+    RegistrationClosed  the field and its seeds (ratings read at the start)
+    RoundPaired         the next round's tables (players in seat order), byes
+    RoundStarted        its matches created: the tables with their match ids
+    RematchStarted      another game at an elimination table that was drawn
+    MatchResultRecorded one match's result (once per match id)
+    RoundCompleted      every table of the round decided
+    TournamentFinished  the final standings
+
+The projection (``Tournament``) is a pure fold; standings and tiebreaks are
+computed from it (``services.tournaments.standings``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+FORMAT_SWISS = "swiss"
+FORMAT_SWISS_TABLES = "swiss_tables"
+FORMAT_ROUND_ROBIN = "round_robin"
+FORMAT_ELIMINATION = "single_elimination"
+FORMAT_SCORE_RACE = "score_race"
+FORMATS = (
+    FORMAT_SWISS,
+    FORMAT_SWISS_TABLES,
+    FORMAT_ROUND_ROBIN,
+    FORMAT_ELIMINATION,
+    FORMAT_SCORE_RACE,
+)
+
+STATUS_REGISTERING = "registering"
+STATUS_RUNNING = "running"
+STATUS_FINISHED = "finished"
+
+TC_NONE = "none"
+TC_PER_MOVE = "per_move"
+TC_FISCHER = "fischer"
+TIME_CONTROL_KINDS = (TC_NONE, TC_PER_MOVE, TC_FISCHER)
+
+
+class TimeControl(msgspec.Struct, frozen=True, kw_only=True):
+    """The clock of every match of the tournament: ``per_move`` gives each move
+    ``seconds``; ``fischer`` a bank of ``seconds`` plus ``increment`` after
+    each move (``delay``: seconds before the bank starts running)."""
+
+    kind: str = TC_NONE
+    seconds: float = 0.0
+    increment: float = 0.0
+    delay: float = 0.0
+
+
+class Options(msgspec.Struct, frozen=True, kw_only=True):
+    """The tournament's own options (the game's are ``game_options`` JSON)."""
+
+    table_size: int = 2
+    max_players: int = 0  # 0: no limit
+    late_registration_rounds: int = 0  # registration stays open up to this round
+    bot_fill: bool = False  # a bot makes an odd field even (2-player formats)
+    top_cut: int = 0  # swiss: then single elimination of the top N (0: none)
+    advance: int = 1  # elimination with tables: the top m of each table advance
+    max_games: int = 3  # elimination: games at a table before the seed decides a draw
+    race_seconds: float = 0.0  # score race: the window's length
+    race_scoring: str = "best"  # score race: "best" or "sum" of match points
+    public_replay: bool = False
+
+
+class TournamentCreated(msgspec.Struct, frozen=True, kw_only=True, tag="created"):
+    tournament_id: str
+    name: str
+    game: str
+    format: str
+    rounds: int
+    seed: str
+    options: Options
+    game_options: str = ""
+    time_control: TimeControl = TimeControl()
+    organiser: str = ""
+    at_ms: int = 0
+
+
+class PlayerRegistered(msgspec.Struct, frozen=True, kw_only=True, tag="registered"):
+    player: str
+    by: str = ""
+    at_round: int = 0  # 0: before the start; n: joined for round n (late)
+    at_ms: int = 0
+
+
+class PlayerWithdrawn(msgspec.Struct, frozen=True, kw_only=True, tag="withdrawn"):
+    player: str
+    by: str = ""
+    at_ms: int = 0
+
+
+class RegistrationClosed(msgspec.Struct, frozen=True, kw_only=True, tag="closed"):
+    seeds: tuple[str, ...]  # best first
+    ratings: tuple[float, ...] = ()
+    at_ms: int = 0
+
+
+class Table(msgspec.Struct, frozen=True, kw_only=True):
+    table: int  # 1-based
+    players: tuple[str, ...]  # seat order
+    match_id: str
+
+
+class RoundPaired(msgspec.Struct, frozen=True, kw_only=True, tag="round_paired"):
+    """The next round decided (players in seat order per table), before its
+    matches exist: from here on its tables are fixed, so whoever creates the
+    matches (after a crash: another replica) creates exactly these."""
+
+    round: int
+    tables: tuple[tuple[str, ...], ...]
+    byes: tuple[str, ...] = ()
+    stage: str = ""
+    at_ms: int = 0
+
+
+class RoundStarted(msgspec.Struct, frozen=True, kw_only=True, tag="round_started"):
+    round: int
+    tables: tuple[Table, ...]
+    byes: tuple[str, ...] = ()
+    stage: str = ""  # "elimination" for the top cut of a Swiss
+    at_ms: int = 0
+
+
+class RematchStarted(msgspec.Struct, frozen=True, kw_only=True, tag="rematch"):
+    round: int
+    table: int
+    game: int  # 2, 3, ...
+    players: tuple[str, ...]
+    match_id: str
+    at_ms: int = 0
+
+
+class MatchResultRecorded(msgspec.Struct, frozen=True, kw_only=True, tag="result"):
+    round: int
+    table: int
+    match_id: str
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    reason: str = ""
+    finished_at: str = ""
+    at_ms: int = 0
+
+
+class RoundCompleted(msgspec.Struct, frozen=True, kw_only=True, tag="round_completed"):
+    round: int
+    at_ms: int = 0
+
+
+class Standing(msgspec.Struct, frozen=True, kw_only=True):
+    rank: int
+    player: str
+    points: float
+    played: int
+    wins: int
+    tiebreaks: dict[str, float] = {}
+
+
+class TournamentFinished(msgspec.Struct, frozen=True, kw_only=True, tag="finished"):
+    standings: tuple[Standing, ...]
+    at_ms: int = 0
+
+
+Event = (
+    TournamentCreated
+    | PlayerRegistered
+    | PlayerWithdrawn
+    | RegistrationClosed
+    | RoundPaired
+    | RoundStarted
+    | RematchStarted
+    | MatchResultRecorded
+    | RoundCompleted
+    | TournamentFinished
+)
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(Event)
+_json = msgspec.json.Encoder()
+
+
+def encode_event(event: Event) -> bytes:
+    return _encoder.encode(event)
+
+
+def decode_event(data: bytes) -> Event:
+    return _decoder.decode(data)
+
+
+def event_type(event: Any) -> str:
+    return type(event).__struct_config__.tag  # type: ignore[no-any-return]
+
+
+def event_json(event: Any) -> str:
+    return _json.encode(event).decode()
+
+
+# ---------------------------------------------------------------- projection
+@dataclass
+class Result:
+    match_id: str
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    reason: str
+
+    @property
+    def decisive(self) -> bool:
+        return len(set(self.ranks)) > 1
+
+
+@dataclass
+class TableState:
+    table: int
+    players: tuple[str, ...]
+    matches: list[str]  # game 1, then rematches
+    results: dict[str, Result] = field(default_factory=dict)
+
+    @property
+    def last_result(self) -> Result | None:
+        return self.results.get(self.matches[-1])
+
+    @property
+    def finished(self) -> bool:
+        return self.matches[-1] in self.results
+
+
+@dataclass
+class RoundState:
+    number: int
+    tables: list[TableState]
+    byes: tuple[str, ...]
+    stage: str
+    completed: bool = False
+
+
+@dataclass
+class Entrant:
+    player: str
+    order: int  # registration order
+    at_round: int = 0
+    withdrawn: bool = False
+    seq: int = 0  # when registered
+    withdrawn_seq: int = 0
+
+
+@dataclass
+class Tournament:
+    """The fold of one tournament's events."""
+
+    created: TournamentCreated
+    seq: int = 0  # the stream sequence of the last event folded in
+    events: int = 0
+    status: str = STATUS_REGISTERING
+    entrants: dict[str, Entrant] = field(default_factory=dict)
+    seeds: tuple[str, ...] = ()
+    ratings: dict[str, float] = field(default_factory=dict)
+    rounds: list[RoundState] = field(default_factory=list)
+    matches: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (round, table)
+    race_results: list[Result] = field(default_factory=list)
+    standings: tuple[Standing, ...] = ()
+    started_ms: int = 0
+    finished_ms: int = 0
+    paired: RoundPaired | None = None  # a round paired, its matches not created yet
+
+    @property
+    def id(self) -> str:
+        return self.created.tournament_id
+
+    @property
+    def game(self) -> str:
+        return self.created.game
+
+    @property
+    def format(self) -> str:
+        return self.created.format
+
+    @property
+    def options(self) -> Options:
+        return self.created.options
+
+    @property
+    def current(self) -> RoundState | None:
+        return self.rounds[-1] if self.rounds else None
+
+    def active_players(self) -> list[str]:
+        """Registered and not withdrawn, in registration order."""
+        return [e.player for e in self.entrants.values() if not e.withdrawn]
+
+    def out(self, player: str) -> bool:
+        return self.entrants[player].withdrawn
+
+    def pairable(self) -> list[str]:
+        """The players of the next round, in registration order."""
+        return [
+            p for p in self.active_players() if self.entrants[p].at_round <= len(self.rounds) + 1
+        ]
+
+    def seed_of(self, player: str) -> int:
+        """1 = the best seed; late entrants after every seed, by registration."""
+        try:
+            return self.seeds.index(player) + 1
+        except ValueError:
+            return len(self.seeds) + 1 + self.entrants[player].order
+
+    def table_of(self, match_id: str) -> TableState | None:
+        where = self.matches.get(match_id)
+        if where is None:
+            return None
+        return self.rounds[where[0] - 1].tables[where[1] - 1]
+
+    def recorded(self, match_id: str) -> bool:
+        t = self.table_of(match_id)
+        if t is not None:
+            return match_id in t.results
+        return any(r.match_id == match_id for r in self.race_results)
+
+    def apply(self, seq: int, e: Event) -> None:
+        self.seq = seq
+        self.events += 1
+        if isinstance(e, PlayerRegistered):
+            self.entrants[e.player] = Entrant(e.player, len(self.entrants), e.at_round, seq=seq)
+        elif isinstance(e, PlayerWithdrawn):
+            self.entrants[e.player].withdrawn = True
+            self.entrants[e.player].withdrawn_seq = seq
+        elif isinstance(e, RegistrationClosed):
+            self.status = STATUS_RUNNING
+            self.seeds = e.seeds
+            self.ratings = dict(zip(e.seeds, e.ratings, strict=False))
+            self.started_ms = e.at_ms
+        elif isinstance(e, RoundStarted):
+            tables = [TableState(t.table, t.players, [t.match_id]) for t in e.tables]
+            self.rounds.append(RoundState(e.round, tables, e.byes, e.stage))
+            self.paired = None
+            for t in e.tables:
+                self.matches[t.match_id] = (e.round, t.table)
+        elif isinstance(e, RematchStarted):
+            t = self.rounds[e.round - 1].tables[e.table - 1]
+            t.matches.append(e.match_id)
+            t.players = e.players
+            self.matches[e.match_id] = (e.round, e.table)
+        elif isinstance(e, MatchResultRecorded):
+            r = Result(e.match_id, e.players, e.ranks, e.scores, e.reason)
+            if e.round == 0:
+                self.race_results.append(r)
+            else:
+                self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
+        elif isinstance(e, RoundCompleted):
+            self.rounds[e.round - 1].completed = True
+        elif isinstance(e, RoundPaired):
+            self.paired = e
+        elif isinstance(e, TournamentFinished):
+            self.status = STATUS_FINISHED
+            self.standings = e.standings
+            self.finished_ms = e.at_ms
+
+
+def fold(items: list[tuple[int, Event]], base: Tournament | None = None) -> Tournament:
+    t = base
+    for seq, e in items:
+        if t is not None and seq <= t.seq:
+            continue  # folded in already (two readers caught up at once)
+        if t is None:
+            if not isinstance(e, TournamentCreated):
+                raise ValueError("a tournament stream must begin with TournamentCreated")
+            t = Tournament(created=e, seq=seq, events=1)
+            continue
+        t.apply(seq, e)
+    if t is None:
+        raise ValueError("no events")
+    return t
+
+
+def placing_points(ranks: tuple[int, ...], seat: int) -> float:
+    """Points for a placing: one per player placed below, a half per player
+    tied with (2 players: win 1, draw 1/2, loss 0; 4: 3, 2, 1, 0)."""
+    mine = ranks[seat]
+    below = sum(1 for r in ranks if r > mine)
+    tied = sum(1 for r in ranks if r == mine) - 1
+    return below + tied / 2

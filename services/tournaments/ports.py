@@ -1,0 +1,50 @@
+"""The tournament application's ports.
+
+``Matches``: creating a tournament's matches and asking how one ended (the
+match service over gRPC, ``adapters.GrpcMatches``). ``BotJobs``: handing a
+match's bot seats to the bot worker (the Redis stream ``mm:bots`` it reads,
+``adapters.RedisBotJobs``). ``Seeding``: the ratings the seeds come from
+(matchmaking's ratings in Redis). The event store is ``store.TournamentStore``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from services.tournaments.model import TimeControl
+
+
+@dataclass(frozen=True, slots=True)
+class MatchEnd:
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    reason: str
+    finished_at: str = ""
+
+
+class Matches(Protocol):
+    async def create(
+        self,
+        game: str,
+        players: list[str],
+        options_json: str,
+        time_control: TimeControl,
+        public_replay: bool,
+        key: str,
+    ) -> str:
+        """The match id (the same for the same key, however often called)."""
+        ...
+
+    async def result(self, match_id: str) -> MatchEnd | None:
+        """How the match ended, or None while it runs."""
+        ...
+
+
+class BotJobs(Protocol):
+    async def enqueue(self, match_id: str, game: str, bots: dict[str, int]) -> None: ...
+
+
+class Seeding(Protocol):
+    async def ratings(self, game: str, players: list[str]) -> list[float]: ...
