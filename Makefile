@@ -17,12 +17,12 @@ GEN    := tabletop
 # directory, with no PYTHONPATH, however often it is regenerated.
 PTH    := $(VENV)/.root-path-$(shell printf '%s' '$(CURDIR)' | cksum | cut -d' ' -f1)
 
-.PHONY: run test test-slow lint fmt bench golden proto gen clean bootstrap k8s
+.PHONY: browser screenshots run test test-slow lint fmt bench golden proto gen clean bootstrap k8s
 
 run: bootstrap proto
 	$(PY) -m services.cli.main up
 
-test: bootstrap proto
+test: bootstrap proto browser
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -n auto
 
@@ -49,6 +49,20 @@ k8s: bootstrap
 	for o in dev prod; do $(VENV)/bin/kubectl kustomize k8s/overlays/$$o > k8s/rendered/$$o.yaml; done
 
 bootstrap: $(STAMP) $(PTH)
+
+# The browser tests drive Debian's Chromium (Playwright's wheel brings none).
+# Installed when missing and this machine can (root with apt); otherwise the
+# browser tests skip, or fail under CI=true.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	{ if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "no chromium and no way to install it: browser tests will skip (fail under CI=true)"; fi; }
+
+# docs/screenshots/<game>.png: each game's page, from a stack on free ports.
+screenshots: bootstrap proto browser
+	$(PY) -m tests.web.screenshots docs/screenshots
 
 proto: bootstrap gen
 

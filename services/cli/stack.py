@@ -28,6 +28,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,8 @@ class StackSettings:
     tournaments_metrics_port: int = 9105
     metrics_ports: tuple[int, int, int, int] = (9101, 9102, 9103, 9104)
     """Prometheus ports of rules, match, matchmaking and the bot worker."""
+    gateway_port: int = 8080
+    gateway_metrics_port: int = 9106
     rules_workers: int = 0  # 0: one per core
     log_max_bytes: int = 10 * 1024 * 1024
     log_keep: int = 3
@@ -84,6 +87,8 @@ class StackSettings:
                 port(f"TABLETOP_{name}_METRICS_PORT", 9101 + i)
                 for i, name in enumerate(("RULES", "MATCH", "MATCHMAKING", "BOTS"))
             ),
+            "gateway_port": port("TABLETOP_GATEWAY_PORT", 8080),
+            "gateway_metrics_port": port("TABLETOP_GATEWAY_METRICS_PORT", 9106),
             "rules_workers": int(env.get("TABLETOP_RULES_WORKERS", "0")),
             "log_max_bytes": int(env.get("TABLETOP_LOG_MAX_BYTES", 10 * 1024 * 1024)),
             "log_keep": int(env.get("TABLETOP_LOG_KEEP", 3)),
@@ -105,6 +110,8 @@ class StackSettings:
             "tournaments_port": free_port(),
             "tournaments_metrics_port": free_port(),
             "metrics_ports": (free_port(), free_port(), free_port(), free_port()),
+            "gateway_port": free_port(),
+            "gateway_metrics_port": free_port(),
             "rules_workers": 1,
         }
         values.update(overrides)
@@ -129,6 +136,7 @@ class Child:
     grpc_port: int | None
     log_path: Path
     proc: subprocess.Popen[bytes] | None = None
+    http_port: int | None = None  # an HTTP service: ready when /healthz answers
 
     def start(self) -> None:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -196,6 +204,15 @@ def grpc_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bo
         return False
 
 
+def http_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:
+    """True once the HTTP server at ``host:port`` answers ``/healthz`` with 200."""
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/healthz", timeout=timeout) as r:
+            return r.status == 200
+    except (OSError, ValueError):
+        return False
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM stops the stack the way Ctrl-C does."""
     raise KeyboardInterrupt
@@ -232,8 +249,12 @@ class Stack:
 
     def metrics_address(self, name: str) -> str:
         """Where a service's Prometheus ``/metrics`` is served."""
-        index = ("rules", "match", "matchmaking", "bots").index(name)
-        return f"http://{self.s.host}:{self.s.metrics_ports[index]}/metrics"
+        ports = dict(
+            zip(("rules", "match", "matchmaking", "bots"), self.s.metrics_ports, strict=True)
+        )
+        ports["tournaments"] = self.s.tournaments_metrics_port
+        ports["gateway"] = self.s.gateway_metrics_port
+        return f"http://{self.s.host}:{ports[name]}/metrics"
 
     def rotate_logs(self) -> None:
         for child in self.children:
@@ -246,6 +267,7 @@ class Stack:
             "match": f"{h}:{self.s.match_port}",
             "matchmaking": f"{h}:{self.s.matchmaking_port}",
             "tournaments": f"{h}:{self.s.tournaments_port}",
+            "gateway": f"http://{h}:{self.s.gateway_port}",
             "nats": self.nats_url,
             "redis": self.redis_url,
         }
@@ -280,12 +302,16 @@ class Stack:
                 "TABLETOP_MATCH_ADDR": f"{h}:{self.s.match_port}",
                 "TABLETOP_MATCHMAKING_HOST": h,
                 "TABLETOP_MATCHMAKING_GRPC_PORT": str(self.s.matchmaking_port),
+                "TABLETOP_MATCHMAKING_ADDR": f"{h}:{self.s.matchmaking_port}",
                 "TABLETOP_MATCHMAKING_METRICS_PORT": self._metrics(2),
                 "TABLETOP_RULES_METRICS_PORT": self._metrics(0),
                 "TABLETOP_BOTS_METRICS_PORT": self._metrics(3),
                 "TABLETOP_TOURNAMENTS_HOST": h,
                 "TABLETOP_TOURNAMENTS_PORT": str(self.s.tournaments_port),
                 "TABLETOP_TOURNAMENTS_METRICS_PORT": str(self.s.tournaments_metrics_port),
+                "TABLETOP_GATEWAY_HOST": h,
+                "TABLETOP_GATEWAY_PORT": str(self.s.gateway_port),
+                "TABLETOP_GATEWAY_METRICS_PORT": str(self.s.gateway_metrics_port),
             }
         )
         # On one machine people are scarce: offer bots after a short wait.
@@ -300,6 +326,10 @@ class Stack:
             ("bots", "services.bots", None),
             ("tournaments", "services.tournaments", self.s.tournaments_port),
         ]
+
+    def _http_specs(self) -> list[tuple[str, str, int]]:
+        """Services that answer HTTP, started after the gRPC ones."""
+        return [("gateway", "services.gateway", self.s.gateway_port)]
 
     # ------------------------------------------------------------ lifecycle
     def start(self, timeout: float = 60.0) -> None:
@@ -323,18 +353,24 @@ class Stack:
                     "  WARNING     TABLETOP_JWT_SECRET is the development secret: "
                     "anyone can forge tokens"
                 )
-            for name, module, port in self._specs():
+            specs = [(n, m, p, False) for n, m, p in self._specs()]
+            specs += [(n, m, p, True) for n, m, p in self._http_specs()]
+            for name, module, port, http in specs:
                 child = Child(
                     name,
                     [sys.executable, "-m", module],
                     env,
-                    port,
+                    None if http else port,
                     self.data_dir / "logs" / f"{name}.log",
+                    http_port=port if http else None,
                 )
                 child.start()
                 self.children.append(child)
                 self._wait_ready(child, timeout)
-                where = f"{self.s.host}:{port}" if port else "(no port)"
+                if http:
+                    where = f"http://{self.s.host}:{port}"
+                else:
+                    where = f"{self.s.host}:{port}" if port else "(no port)"
                 metrics = self.metrics_address(name)
                 self.echo(f"  {name:<11} {where}  metrics: {metrics}  log: {child.log_path}")
         except BaseException:
@@ -346,7 +382,10 @@ class Stack:
         while time.monotonic() < deadline:
             if not child.alive:
                 raise StackError(f"{child.name} exited while starting:\n{child.log_tail()}")
-            if child.grpc_port is None or grpc_serving(child.grpc_port, self.s.host):
+            if child.http_port is not None:
+                if http_serving(child.http_port, self.s.host):
+                    return
+            elif child.grpc_port is None or grpc_serving(child.grpc_port, self.s.host):
                 return
             time.sleep(0.1)
         raise StackError(f"{child.name} not healthy after {timeout:.0f}s:\n{child.log_tail()}")
@@ -380,7 +419,8 @@ class Stack:
             self.echo(f"the stack could not start: {e}")
             return 1
         self.echo("")
-        self.echo("Tabletop is up. In another terminal, try:")
+        self.echo(f"Tabletop is up. Play in a browser: http://{self.s.host}:{self.s.gateway_port}")
+        self.echo("Or, in another terminal:")
         self.echo("  .venv/bin/tabletop play tic_tac_toe --bots 1")
         self.echo("  .venv/bin/tabletop play dice_forge --bots 3")
         self.echo(

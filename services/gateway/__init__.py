@@ -1,0 +1,1 @@
+"""The gateway: HTTP + JSON and WebSockets for browsers, over the gRPC services."""

@@ -1,0 +1,301 @@
+"""The gateway application: each browser-facing operation as one gRPC call
+(or stream) to the service that owns it, and its answer as plain JSON data.
+
+No rules and no state live here: the views, legal moves and events a browser
+gets are exactly what the match service sends for the caller's token, so the
+full state never reaches a browser. Any number of replicas can run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
+
+import grpc
+
+from services.common.grpcserver import channel_options
+from services.gateway.errors import GatewayError, bad_request, from_rpc
+from services.gateway.settings import GatewaySettings
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+from tabletop.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
+from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+
+T = TypeVar("T")
+
+MAX_ID = 200
+MAX_NAME = 64
+MAX_KEY = 200
+MAX_OPTIONS = 16 * 1024
+STATUS = {
+    match_pb2.MATCH_STATUS_ACTIVE: "active",
+    match_pb2.MATCH_STATUS_FINISHED: "finished",
+}
+STATUS_FILTER = {
+    "": match_pb2.MATCH_STATUS_UNSPECIFIED,
+    "active": match_pb2.MATCH_STATUS_ACTIVE,
+    "finished": match_pb2.MATCH_STATUS_FINISHED,
+}
+TICKET_STATE = {
+    matchmaking_pb2.TICKET_STATE_SEARCHING: "searching",
+    matchmaking_pb2.TICKET_STATE_MATCHED: "matched",
+    matchmaking_pb2.TICKET_STATE_CANCELLED: "cancelled",
+    matchmaking_pb2.TICKET_STATE_EXPIRED: "expired",
+}
+
+
+def _json(text: str) -> Any:
+    return json.loads(text) if text else None
+
+
+def outcome(o: Any, finished: bool) -> dict[str, Any] | None:
+    if not finished:
+        return None
+    return {"ranks": list(o.ranks), "scores": list(o.scores), "reason": o.reason}
+
+
+def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
+    finished = c.status == match_pb2.MATCH_STATUS_FINISHED
+    return {
+        "version": c.version,
+        "seat": c.seat if c.HasField("seat") else None,
+        "events": [_json(e) for e in c.events_json if e],
+        "view": _json(c.view_json),
+        "status": STATUS.get(c.status, "active"),
+        "outcome": outcome(c.outcome, finished),
+        "committed_at": c.committed_at,
+        "move": _json(c.move_json),
+    }
+
+
+def match_dict(m: match_pb2.GetMatchResponse) -> dict[str, Any]:
+    finished = m.status == match_pb2.MATCH_STATUS_FINISHED
+    return {
+        "match_id": m.match_id,
+        "game": m.game,
+        "rules_version": m.rules_version,
+        "version": m.version,
+        "status": STATUS.get(m.status, "active"),
+        "seats": [{"seat": s.seat, "player": s.player, "bot": s.bot} for s in m.seats],
+        "your_seat": m.your_seat if m.HasField("your_seat") else None,
+        "view": _json(m.view_json),
+        "awaiting": list(m.awaiting),
+        "legal_moves": [_json(x) for x in m.legal_moves_json],
+        "outcome": outcome(m.outcome, finished),
+        "public_replay": m.match_options.public_replay,
+        "created_at": m.created_at,
+    }
+
+
+def ticket_dict(u: matchmaking_pb2.TicketUpdate) -> dict[str, Any]:
+    d: dict[str, Any] = {
+        "ticket_id": u.ticket_id,
+        "state": TICKET_STATE.get(u.state, "searching"),
+        "reason": u.reason,
+    }
+    kind = u.WhichOneof("detail")
+    if kind == "searching":
+        q = u.searching
+        d["searching"] = {
+            "rating_window": q.rating_window,
+            "waited_seconds": q.waited_seconds,
+            "rating": q.rating,
+        }
+    elif kind == "matched":
+        m = u.matched
+        d["matched"] = {
+            "match_id": m.match_id,
+            "seat": m.seat,
+            "player_count": m.player_count,
+            "bots": m.bots,
+        }
+    return d
+
+
+def check_id(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
+        raise bad_request(f"bad_{what}", f"{what} must be a string of 1..{MAX_ID} characters")
+    return value
+
+
+class GatewayApp:
+    """Stubs of the services behind the gateway, and one method per operation."""
+
+    def __init__(self, settings: GatewaySettings) -> None:
+        self.settings = settings
+        options = channel_options()
+        self._channels = [
+            grpc.aio.insecure_channel(settings.match_addr, options=options),
+            grpc.aio.insecure_channel(settings.matchmaking_addr, options=options),
+            grpc.aio.insecure_channel(settings.rules_addr, options=options),
+        ]
+        match_ch, mm_ch, rules_ch = self._channels
+        self.match = match_pb2_grpc.MatchServiceStub(match_ch)
+        self.auth = match_pb2_grpc.AuthServiceStub(match_ch)
+        self.matchmaking = matchmaking_pb2_grpc.MatchmakingServiceStub(mm_ch)
+        self.rules = rules_pb2_grpc.RulesServiceStub(rules_ch)
+        self._games: list[dict[str, Any]] | None = None
+
+    async def close(self) -> None:
+        for ch in self._channels:
+            await ch.close()
+
+    async def _call(self, fn: Callable[..., Any], request: Any, token: str | None) -> Any:
+        metadata = (("authorization", f"Bearer {token}"),) if token else None
+        try:
+            return await fn(request, metadata=metadata, timeout=self.settings.timeout_s)
+        except grpc.aio.AioRpcError as e:
+            raise from_rpc(e) from None
+
+    async def _stream(self, fn: Callable[..., Any], request: Any, token: str) -> AsyncIterator[Any]:
+        call = fn(request, metadata=(("authorization", f"Bearer {token}"),))
+        try:
+            async for item in call:
+                yield item
+        except grpc.aio.AioRpcError as e:
+            raise from_rpc(e) from None
+        finally:
+            call.cancel()
+
+    # ------------------------------------------------------------ identity
+    async def guest_login(self, name: Any) -> dict[str, Any]:
+        if not isinstance(name, str) or len(name) > MAX_NAME:
+            raise bad_request("bad_name", f"name must be a string of at most {MAX_NAME} characters")
+        r = await self._call(self.auth.GuestLogin, match_pb2.GuestLoginRequest(name=name), None)
+        return {"player_id": r.player_id, "token": r.token, "expires_at": r.expires_at}
+
+    async def refresh(self, token: str) -> dict[str, Any]:
+        refresh = getattr(self.auth, "RefreshToken", None)
+        request_type = getattr(match_pb2, "RefreshTokenRequest", None)
+        if refresh is None or request_type is None:
+            raise GatewayError("UNIMPLEMENTED", "no_refresh", "token renewal is not offered")
+        r = await self._call(refresh, request_type(), token)
+        return {"player_id": r.player_id, "token": r.token, "expires_at": r.expires_at}
+
+    # --------------------------------------------------------------- games
+    async def games(self) -> list[dict[str, Any]]:
+        if self._games is None:  # the games of a deployment do not change while it runs
+            r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), None)
+            self._games = [
+                {
+                    "id": g.info.id,
+                    "title": g.info.title,
+                    "min_players": g.info.min_players,
+                    "max_players": g.info.max_players,
+                    "rules_version": g.info.rules_version,
+                    "options_schema": _json(g.schemas.options),
+                }
+                for g in r.games
+            ]
+        return self._games
+
+    # ------------------------------------------------------------- matches
+    async def get_match(self, token: str, match_id: Any) -> dict[str, Any]:
+        req = match_pb2.GetMatchRequest(match_id=check_id(match_id, "match_id"))
+        return match_dict(await self._call(self.match.GetMatch, req, token))
+
+    async def list_matches(self, token: str, status: str) -> list[dict[str, Any]]:
+        if status not in STATUS_FILTER:
+            raise bad_request("bad_status", "status must be active or finished")
+        req = match_pb2.ListMatchesRequest(status=STATUS_FILTER[status])
+        r = await self._call(self.match.ListMatches, req, token)
+        return [
+            {
+                "match_id": m.match_id,
+                "game": m.game,
+                "status": STATUS.get(m.status, "active"),
+                "players": list(m.players),
+                "created_at": m.created_at,
+            }
+            for m in r.matches
+        ]
+
+    async def submit(self, token: str, match_id: Any, body: dict[str, Any]) -> dict[str, Any]:
+        move = body.get("move")
+        if not isinstance(move, dict):
+            raise bad_request("bad_move", 'move must be a JSON object such as {"type": ...}')
+        req = match_pb2.SubmitMoveRequest(
+            match_id=check_id(match_id, "match_id"),
+            move_json=json.dumps(move, separators=(",", ":")),
+        )
+        key = body.get("idempotency_key", "")
+        if not isinstance(key, str) or len(key) > MAX_KEY:
+            raise bad_request("bad_key", f"idempotency_key must be at most {MAX_KEY} characters")
+        req.idempotency_key = key
+        for name in ("expected_version", "seat"):
+            value = body.get(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
+                raise bad_request(f"bad_{name}", f"{name} must be a non-negative integer")
+            setattr(req, name, value)
+        r = await self._call(self.match.SubmitMove, req, token)
+        finished = r.status == match_pb2.MATCH_STATUS_FINISHED
+        return {
+            "version": r.version,
+            "seat": r.seat,
+            "events": [_json(e) for e in r.events_json if e],
+            "status": STATUS.get(r.status, "active"),
+            "outcome": outcome(r.outcome, finished),
+        }
+
+    async def replay(self, token: str, match_id: Any) -> list[dict[str, Any]]:
+        req = match_pb2.ReplayMatchRequest(
+            match_id=check_id(match_id, "match_id"), include_view=True
+        )
+        return [commit_dict(c) async for c in self._stream(self.match.ReplayMatch, req, token)]
+
+    def watch(
+        self, token: str, match_id: str, after_version: int | None
+    ) -> AsyncIterator[match_pb2.MatchCommit]:
+        req = match_pb2.WatchMatchRequest(match_id=match_id, include_view=True)
+        if after_version is not None:
+            req.after_version = after_version
+        return self._stream(self.match.WatchMatch, req, token)
+
+    # --------------------------------------------------------- matchmaking
+    async def enqueue(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+        game = check_id(body.get("game"), "game")
+        counts = body.get("player_counts", [])
+        if (
+            not isinstance(counts, list)
+            or len(counts) > 8
+            or not all(
+                isinstance(n, int) and not isinstance(n, bool) and 0 < n < 64 for n in counts
+            )
+        ):
+            raise bad_request("bad_player_counts", "player_counts must be a list of small integers")
+        options = body.get("options")
+        options_json = "" if options in (None, {}) else json.dumps(options)
+        if len(options_json) > MAX_OPTIONS:
+            raise bad_request("options_too_large", "options are too large")
+        allow_bots = body.get("allow_bots", False)
+        if not isinstance(allow_bots, bool):
+            raise bad_request("bad_allow_bots", "allow_bots must be true or false")
+        req = matchmaking_pb2.EnqueueRequest(
+            game=game, player_counts=counts, options_json=options_json, allow_bots=allow_bots
+        )
+        r = await self._call(self.matchmaking.Enqueue, req, token)
+        return {"ticket_id": r.ticket_id}
+
+    async def cancel_ticket(self, token: str, ticket_id: Any) -> dict[str, Any]:
+        req = matchmaking_pb2.CancelTicketRequest(ticket_id=check_id(ticket_id, "ticket_id"))
+        await self._call(self.matchmaking.CancelTicket, req, token)
+        return {"ticket_id": ticket_id, "state": "cancelled"}
+
+    def watch_ticket(self, token: str, ticket_id: str) -> AsyncIterator[Any]:
+        req = matchmaking_pb2.WatchTicketRequest(ticket_id=ticket_id)
+        return self._stream(self.matchmaking.WatchTicket, req, token)
+
+    async def leaderboard(self, game: Any, limit: int) -> list[dict[str, Any]]:
+        req = matchmaking_pb2.LeaderboardRequest(game=check_id(game, "game"), limit=limit)
+        r = await self._call(self.matchmaking.Leaderboard, req, None)
+        return [
+            {
+                "rank": e.rank,
+                "player_id": e.rating.player_id,
+                "ordinal": e.rating.ordinal,
+                "matches": e.rating.matches,
+            }
+            for e in r.entries
+        ]

@@ -1,0 +1,193 @@
+"""The gateway against the real stack: HTTP + JSON, the WebSocket, resume
+after a disconnect, errors with the gRPC reason codes, and no secrets."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import nats
+import pytest
+import websockets
+
+from engine_core.registry import default_registry
+from services.cli.stack import Stack
+from services.common.codecs import decode_state
+from services.match.ports import InProcessRules
+from services.match.store import JetStreamStore, StreamConfig
+from tests.services.gateway.conftest import Player
+
+pytestmark = pytest.mark.timeout(300)
+
+
+async def test_games_and_openapi_need_no_token(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        games = (await http.get("/api/v1/games")).json()["games"]
+        assert {g["id"] for g in games} == {g.name for g in default_registry()}
+        doc = (await http.get("/api/v1/openapi.json")).json()
+        assert doc["openapi"].startswith("3.")
+        assert "/api/v1/matches/{match_id}/moves" in doc["paths"]
+        page = await http.get("/")
+        assert page.status_code == 200 and "<html" in page.text.lower()
+        assert "default-src 'self'" in page.headers["content-security-policy"]
+
+
+async def test_a_tic_tac_toe_match_played_over_http_and_followed_on_the_socket(
+    player: Player,
+) -> None:
+    match_id, seat = await player.matched("tic_tac_toe", 2)
+    sock = await player.socket()
+    await sock.send({"op": "watch", "sub": "m", "match_id": match_id})
+    versions: list[int] = []
+    while True:
+        frame = await sock.recv()
+        if frame["type"] == "end":
+            break
+        assert frame["type"] == "commit", frame
+        versions.append(frame["version"])
+        turn = frame["turn"]
+        if frame["status"] == "finished":
+            assert frame["outcome"]["ranks"]
+            continue
+        if turn is not None and seat in turn["awaiting"]:
+            assert turn["legal_moves"], frame
+            r = await player.move(match_id, turn["legal_moves"][0], turn["version"])
+            assert r.status_code == 200, r.text
+            assert r.json()["version"] == turn["version"] + 1
+    await sock.close()
+    assert versions == list(range(versions[-1] + 1)), versions  # no gap, no duplicate
+    final = (await player.http.get(f"/api/v1/matches/{match_id}")).json()
+    assert final["status"] == "finished" and final["your_seat"] == seat
+    mine = (await player.http.get("/api/v1/matches", params={"status": "finished"})).json()
+    assert match_id in {m["match_id"] for m in mine["matches"]}
+    replay = (await player.http.get(f"/api/v1/matches/{match_id}/replay")).json()["commits"]
+    assert [c["version"] for c in replay] == versions
+    assert all(c["view"] is not None for c in replay)
+
+
+async def test_a_socket_killed_mid_match_resumes_with_no_gap_and_no_duplicate(
+    player: Player,
+) -> None:
+    match_id, seat = await player.matched("tic_tac_toe", 2)
+    seen: list[int] = []
+    drops = 0
+    finished = False
+    while not finished:
+        sock = await player.socket()
+        msg: dict = {"op": "watch", "sub": "m", "match_id": match_id}
+        if seen:
+            msg["after_version"] = seen[-1]
+        await sock.send(msg)
+        frame = await sock.recv()
+        if frame["type"] == "end":
+            break
+        seen.append(frame["version"])
+        finished = frame["status"] == "finished"
+        turn = frame["turn"]
+        if not finished and turn is not None and seat in turn["awaiting"]:
+            r = await player.move(match_id, turn["legal_moves"][0], turn["version"])
+            assert r.status_code == 200, r.text
+        sock.ws.transport.abort()  # the connection dies, no close handshake
+        drops += 1
+    assert drops >= 3
+    assert seen == list(range(len(seen))), seen  # every version once, in order
+    final = (await player.http.get(f"/api/v1/matches/{match_id}")).json()
+    assert final["status"] == "finished" and seen[-1] == final["version"]
+
+
+async def test_errors_carry_the_grpc_status_and_reason(player: Player, base_url: str) -> None:
+    match_id, seat = await player.matched("tic_tac_toe", 2)
+    m = await player.my_turn(match_id, seat)
+    # not JSON, too deep, not an object
+    bad = await player.http.post(f"/api/v1/matches/{match_id}/moves", content=b"{nope")
+    assert bad.status_code == 400 and bad.json()["error"]["reason"] == "bad_json"
+    deep = b'{"move":' + b"[" * 5000 + b"]" * 5000 + b"}"
+    r = await player.http.post(f"/api/v1/matches/{match_id}/moves", content=deep)
+    assert r.status_code == 400 and r.json()["error"]["reason"] == "json_too_deep"
+    r = await player.move(match_id, {"type": "fly_away"}, m["version"])
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["status"] == "INVALID_ARGUMENT"
+    r = await player.move(match_id, {"type": "place_mark", "cell": 99}, m["version"])
+    assert r.status_code == 409, r.text
+    assert r.json()["error"] == {
+        "status": "FAILED_PRECONDITION",
+        "reason": "no_such_cell",
+        "message": "cell 99 is not in 0..8",
+        "metadata": {},
+    }
+    r = await player.move(match_id, {"type": "place_mark", "cell": 0}, m["version"] + 7)
+    assert r.status_code == 409 and r.json()["error"]["reason"] == "stale_version", r.text
+    async with httpx.AsyncClient(base_url=base_url) as anon:
+        r = await anon.get(f"/api/v1/matches/{match_id}")
+        assert r.status_code == 401 and r.json()["error"]["reason"] == "missing_token"
+        r = await anon.get(
+            f"/api/v1/matches/{match_id}", headers={"authorization": "Bearer forged.token.x"}
+        )
+        assert r.status_code == 401 and r.json()["error"]["status"] == "UNAUTHENTICATED"
+        r = await anon.get("/api/v1/matches/nosuchmatch0000000000000000")
+        assert r.status_code in (400, 401)
+    r = await player.http.get("/api/v1/matches/" + "x" * 300)
+    assert r.status_code == 400 and r.json()["error"]["reason"] == "bad_match_id"
+
+
+async def test_the_socket_authenticates_before_it_streams(base_url: str) -> None:
+    url = base_url.replace("http", "ws", 1) + "/api/v1/ws"
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps({"op": "watch", "sub": "m", "match_id": "abc"}))
+        frame = json.loads(await ws.recv())
+        assert frame["type"] == "error" and frame["status"] == "UNAUTHENTICATED"
+        with pytest.raises(websockets.ConnectionClosed):
+            await ws.recv()
+    async with websockets.connect(url) as ws:
+        await ws.send(json.dumps({"op": "auth", "token": "not-a-token"}))
+        frame = json.loads(await ws.recv())
+        assert frame["type"] == "error" and frame["reason"] == "invalid_token", frame
+
+
+async def hidden_hands(stack: Stack, match_id: str, seat: int) -> dict[int, set[str]]:
+    """The card ids in ``seat``'s hand and unknown to the other seat after each
+    version, from the stream itself (the server-side truth)."""
+    nc = await nats.connect(stack.nats_url)
+    try:
+        store = JetStreamStore(nc.jetstream(), StreamConfig())
+        rules = InProcessRules()
+        game = default_registry().get("dwarves_duel")
+        hidden: dict[int, set[str]] = {}
+        state = None
+        async for _seq, c in store.commits(match_id, 0):
+            state = await rules.evolve("dwarves_duel", state, list(c.events))
+            p = decode_state(game, state).players[seat]
+            hidden[c.version] = {card for card in p.hand if card not in p.known}
+        return hidden
+    finally:
+        await nc.close()
+
+
+async def test_a_dwarves_duel_socket_never_carries_the_other_seats_hand(
+    player: Player, stack: Stack
+) -> None:
+    match_id, seat = await player.matched("dwarves_duel", 2)
+    sock = await player.socket()
+    await sock.send({"op": "watch", "sub": "m", "match_id": match_id})
+    moves = 0
+    while moves < 8:
+        frame = await sock.recv()
+        if frame["type"] == "end":
+            break
+        turn = frame["turn"]
+        if frame["status"] == "active" and turn is not None and seat in turn["awaiting"]:
+            r = await player.move(match_id, turn["legal_moves"][0], turn["version"])
+            assert r.status_code == 200, r.text
+            moves += 1
+    await sock.close()
+    theirs = await hidden_hands(stack, match_id, 1 - seat)
+    mine = await hidden_hands(stack, match_id, seat)
+    commits = [(json.loads(raw), raw) for raw in sock.raw]
+    commits = [(f["version"], raw) for f, raw in commits if f.get("type") == "commit"]
+    assert len(commits) > 8
+    # The check can see a card id: my own hand is in my frames ...
+    assert all(any(f'"{c}"' in raw for c in mine[v]) for v, raw in commits if mine[v])
+    # ... and the other seat's hidden hand never is.
+    for v, raw in commits:
+        leaked = {card for card in theirs[v] if f'"{card}"' in raw}
+        assert not leaked, (v, leaked)

@@ -1,0 +1,156 @@
+// The gateway's HTTP API and its one WebSocket, with resume after a disconnect.
+
+const TOKEN_KEY = "tabletop.identity";
+
+export class ApiError extends Error {
+  constructor(httpStatus, body) {
+    const e = (body && body.error) || {};
+    super(e.message || `HTTP ${httpStatus}`);
+    this.httpStatus = httpStatus;
+    this.status = e.status || "UNKNOWN";
+    this.reason = e.reason || "";
+    this.metadata = e.metadata || {};
+  }
+}
+
+export const identity = {
+  get() {
+    try { return JSON.parse(localStorage.getItem(TOKEN_KEY) || "null"); } catch { return null; }
+  },
+  set(value) { localStorage.setItem(TOKEN_KEY, JSON.stringify(value)); },
+  clear() { localStorage.removeItem(TOKEN_KEY); },
+};
+
+async function call(method, path, body) {
+  const headers = { "content-type": "application/json" };
+  const me = identity.get();
+  if (me && me.token) headers.authorization = `Bearer ${me.token}`;
+  const r = await fetch(path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  let data = null;
+  try { data = await r.json(); } catch { data = null; }
+  if (!r.ok) throw new ApiError(r.status, data);
+  return data;
+}
+
+export const api = {
+  async signIn(name = "") {
+    const me = await call("POST", "/api/v1/auth/guest", { name });
+    identity.set(me);
+    return me;
+  },
+  // A saved identity that still works, renewed when it nears expiry; else a new guest.
+  async ensureSignedIn() {
+    const me = identity.get();
+    if (me && me.token) {
+      const left = Date.parse(me.expires_at || "") - Date.now();
+      if (!(left < 24 * 3600 * 1000)) return me;
+      try {
+        const fresh = await call("POST", "/api/v1/auth/refresh");
+        identity.set(fresh);
+        return fresh;
+      } catch { /* renewal refused or not offered: sign in anew */ }
+    }
+    return this.signIn("");
+  },
+  games: () => call("GET", "/api/v1/games"),
+  catalog: (game) => call("GET", `/api/v1/games/${encodeURIComponent(game)}/catalog`),
+  matches: (status = "") => call("GET", `/api/v1/matches${status ? `?status=${status}` : ""}`),
+  match: (id) => call("GET", `/api/v1/matches/${encodeURIComponent(id)}`),
+  replay: (id) => call("GET", `/api/v1/matches/${encodeURIComponent(id)}/replay`),
+  move: (id, move, expectedVersion, seat) =>
+    call("POST", `/api/v1/matches/${encodeURIComponent(id)}/moves`, {
+      move,
+      expected_version: expectedVersion,
+      seat,
+      idempotency_key: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2),
+    }),
+  enqueue: (game, playerCounts, allowBots, options) =>
+    call("POST", "/api/v1/tickets", { game, player_counts: playerCounts, allow_bots: allowBots, options }),
+  cancelTicket: (id) => call("DELETE", `/api/v1/tickets/${encodeURIComponent(id)}`),
+};
+
+// One WebSocket for the page. Subscriptions survive reconnects: a match
+// stream resumes after the last version it delivered, so the page sees every
+// commit exactly once whatever happens to the connection.
+export class LiveSocket {
+  constructor(onNet = () => {}) {
+    this.onNet = onNet;
+    this.subs = new Map(); // sub -> {msg, onFrame, last}
+    this.ws = null;
+    this.closed = false;
+    this.backoff = 250;
+    this.stats = { connects: 0, duplicates: 0, gaps: 0 };
+    this.connect();
+  }
+
+  connect() {
+    if (this.closed) return;
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/v1/ws`;
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      const me = identity.get();
+      ws.send(JSON.stringify({ op: "auth", token: me ? me.token : "" }));
+    };
+    ws.onmessage = (ev) => this.frame(JSON.parse(ev.data));
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ready = false;
+      if (this.closed) return;
+      this.onNet("reconnecting");
+      setTimeout(() => this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, 5000);
+    };
+  }
+
+  frame(f) {
+    if (f.type === "ready") {
+      this.ready = true;
+      this.stats.connects += 1;
+      this.backoff = 250;
+      this.onNet("online");
+      for (const [sub, s] of this.subs) this.sendSub(sub, s);
+      return;
+    }
+    if (f.type === "pong") return;
+    const s = f.sub ? this.subs.get(f.sub) : null;
+    if (f.type === "error" && !s) { this.onNet("error", f); return; }
+    if (!s) return;
+    if (f.type === "commit") {
+      if (s.last !== null && f.version <= s.last) { this.stats.duplicates += 1; return; }
+      if (s.last !== null && f.version !== s.last + 1) this.stats.gaps += 1;
+      s.last = f.version;
+    }
+    if (f.type === "end") this.subs.delete(f.sub);
+    s.onFrame(f);
+  }
+
+  sendSub(sub, s) {
+    const msg = { ...s.msg, sub };
+    if (s.last !== null && s.last !== undefined) msg.after_version = s.last;
+    this.ws.send(JSON.stringify(msg));
+  }
+
+  watchMatch(sub, matchId, afterVersion, onFrame) {
+    const s = { msg: { op: "watch", match_id: matchId }, onFrame, last: afterVersion ?? null };
+    this.subs.set(sub, s);
+    if (this.ready) this.sendSub(sub, s);
+  }
+
+  watchTicket(sub, ticketId, onFrame) {
+    const s = { msg: { op: "watch_ticket", ticket_id: ticketId }, onFrame, last: null };
+    this.subs.set(sub, s);
+    if (this.ready) this.sendSub(sub, s);
+  }
+
+  unwatch(sub) {
+    if (this.subs.delete(sub) && this.ready) this.ws.send(JSON.stringify({ op: "unwatch", sub }));
+  }
+
+  // For tests and the network indicator: drop the connection as a network would.
+  drop() { if (this.ws) this.ws.close(); }
+
+  close() { this.closed = true; if (this.ws) this.ws.close(); }
+}

@@ -1,0 +1,105 @@
+// The lobby: pick a game and a player count, play against bots or queue,
+// resume one of my matches, spectate or replay any match by id.
+import { api, identity } from "./api.js";
+import { h, clear } from "./dom.js";
+
+let ticketSeq = 0;
+
+export async function lobbyPage({ root, socket, me, go }) {
+  const { games } = await api.games();
+  const status = h("p", { class: "status", role: "status", "aria-live": "polite", id: "queue-status" });
+  let watching = null;
+
+  function queue(game, players, bots) {
+    return async () => {
+      status.textContent = `Looking for a ${players}-player ${game.title} match…`;
+      let ticket;
+      try {
+        ticket = await api.enqueue(game.id, [players], bots);
+      } catch (e) {
+        status.textContent = `Matchmaking refused: ${e.message} (${e.reason})`;
+        return;
+      }
+      const sub = `ticket-${++ticketSeq}`;
+      watching = { sub, ticket: ticket.ticket_id };
+      const cancel = h("button", {
+        type: "button",
+        onclick: async () => { await api.cancelTicket(ticket.ticket_id).catch(() => {}); },
+      }, "Cancel");
+      socket.watchTicket(sub, ticket.ticket_id, (f) => {
+        if (f.type === "ticket" && f.state === "searching" && f.searching) {
+          clear(status).append(
+            `Searching: ${Math.round(f.searching.waited_seconds)} s waited, rating window ±${f.searching.rating_window.toFixed(1)} `,
+            cancel,
+          );
+        } else if (f.type === "ticket" && f.state === "matched") {
+          watching = null;
+          go(`/match/${f.matched.match_id}`);
+        } else if (f.type === "ticket") {
+          watching = null;
+          status.textContent = `The ticket ended without a match (${f.reason || f.state}).`;
+        } else if (f.type === "error") {
+          status.textContent = `Matchmaking: ${f.message} (${f.reason})`;
+        }
+      });
+    };
+  }
+
+  const cards = games.map((g) => {
+    const counts = [];
+    for (let n = g.min_players; n <= g.max_players; n++) counts.push(n);
+    const select = h("select", { "aria-label": `players for ${g.title}`, id: `players-${g.id}` },
+      counts.map((n) => h("option", { value: String(n) }, `${n} players`)));
+    const count = () => Number(select.value);
+    return h("li", { class: "game-card", dataset: { game: g.id } },
+      h("h3", {}, g.title),
+      h("p", { class: "muted" }, `${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players · rules ${g.rules_version}`),
+      h("label", {}, "Players ", select),
+      h("div", { class: "row" },
+        h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true)() }, "Play against bots"),
+        h("button", { type: "button", onclick: () => queue(g, count(), false)() }, "Find players"),
+      ),
+    );
+  });
+
+  const mine = h("ul", { class: "matches", id: "my-matches" }, h("li", { class: "muted" }, "Loading…"));
+  api.matches().then(({ matches }) => {
+    clear(mine);
+    if (!matches.length) mine.append(h("li", { class: "muted" }, "No matches yet."));
+    for (const m of matches.slice(0, 20)) {
+      const title = (games.find((g) => g.id === m.game) || { title: m.game }).title;
+      mine.append(h("li", {},
+        h("span", { class: `badge ${m.status}` }, m.status),
+        ` ${title} `,
+        h("code", {}, m.match_id), " ",
+        m.status === "active"
+          ? h("a", { href: `#/match/${m.match_id}` }, "Resume")
+          : h("a", { href: `#/replay/${m.match_id}` }, "Replay"),
+      ));
+    }
+  }).catch((e) => { clear(mine).append(h("li", { class: "error" }, e.message)); });
+
+  const matchId = h("input", { id: "open-id", placeholder: "match id", "aria-label": "match id", autocomplete: "off" });
+  const open = (where) => (ev) => { ev.preventDefault(); if (matchId.value.trim()) go(`/${where}/${matchId.value.trim()}`); };
+
+  root.append(
+    h("section", { "aria-labelledby": "games-h" },
+      h("h2", { id: "games-h" }, "Play"),
+      status,
+      h("ul", { class: "games" }, cards),
+    ),
+    h("section", { "aria-labelledby": "mine-h" }, h("h2", { id: "mine-h" }, "My matches"), mine),
+    h("section", { "aria-labelledby": "open-h" },
+      h("h2", { id: "open-h" }, "Spectate or replay"),
+      h("form", { class: "row", onsubmit: open("match") }, matchId,
+        h("button", { type: "submit" }, "Spectate"),
+        h("button", { type: "button", onclick: open("replay") }, "Replay")),
+    ),
+    h("section", {},
+      h("button", {
+        type: "button", class: "link",
+        onclick: async () => { identity.clear(); location.reload(); },
+      }, `Not ${me.player_id}? Start as a new guest`)),
+  );
+  return () => { if (watching) socket.unwatch(watching.sub); };
+}
