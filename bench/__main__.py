@@ -33,6 +33,7 @@ from bench import (
     matchmaking,
     replay,
     rules_latency,
+    tournament,
 )
 
 RESULTS = Path(__file__).parent / "results"
@@ -102,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     out["faults"] = faults.run(fault_s=1.0 if quick else 3.0, drivers=4 if quick else 8)
     console.print("[bold]bots[/] (search vs greedy, greedy natural ends) ...")
     out["bots"] = bots.run(full=args.bots_full, jobs=2)
+    size = (16, 3) if quick else (256, 8)
+    console.print(
+        f"[bold]tournament[/]: a {size[0]}-player {size[1]}-round Swiss of Dwarves Duel "
+        "by bots through the whole stack ..."
+    )
+    out["tournament"] = tournament.run(*size, echo=console.print)
 
     # Ratios against the baselines of this run.
     echo_ms = out["grpc_echo"]["p50_ms"]
@@ -248,6 +255,26 @@ def main(argv: list[str] | None = None) -> int:
         f"{fa['projections_wrong']} projections wrong, {fa['facts_missing']} facts missing, "
         f"{fa['facts_doubled']} doubled; recovery "
         + ", ".join(f"{p['phase']} {p['recovery_s']} s" for p in fa["phases"] if "recovery_s" in p)
+    )
+    tn = out["tournament"]
+    table = Table(title=f"tournament: {tn['players']} players, {tn['game']}, Swiss")
+    for col in ("round", "tables", "create s", "created/s", "play s", "completed/s", "round s"):
+        table.add_column(col, justify="right")
+    for r in tn["per_round"]:
+        table.add_row(
+            str(r["round"]),
+            str(r["tables"]),
+            f"{r['create_s']:.2f}",
+            f"{r['matches_created_per_s']:.1f}",
+            f"{r['play_s']:.1f}",
+            f"{r['matches_completed_per_s']:.2f}",
+            f"{r['round_s']:.1f}",
+        )
+    console.print(table)
+    console.print(
+        f"tournament: finished {tn['finished']} in {tn['seconds']} s, {tn['moves']} moves "
+        f"({tn['moves_per_s']}/s); CPU ms per move {json.dumps(tn['cpu_ms_per_move'])}; "
+        f"tournament service {tn['tournament_cpu_ms_per_match']} ms per match"
     )
     console.print(
         "ratios: " + json.dumps({k: v for k, v in ratios.items() if not isinstance(v, dict)})

@@ -113,7 +113,7 @@ def search_vs_greedy(
 QUICK = {"games": 10, "greedy_games": 50}
 FULL = {"games": 100, "greedy_games": 100}
 ITERATIONS = 16  # per decision: the stated budget
-ROLLOUT_MOVES = 8  # greedy moves per rollout before the standing is scored
+ROLLOUT_MOVES = 30  # greedy moves per rollout before the standing is scored
 
 
 def search_counts(game: Any) -> list[int]:

@@ -132,6 +132,7 @@ async def _lateness(js: Any, matches: list[str], timeout_s: float) -> dict[str, 
     pending = set(matches)
     late: dict[str, int] = {}
     wrong: list[str] = []
+    first_due, last_done = None, 0
     deadline = time.monotonic() + timeout_s
     await asyncio.sleep(1.0)  # polling costs CPU the service needs: not too often
     while pending and time.monotonic() < deadline:
@@ -144,6 +145,8 @@ async def _lateness(js: Any, matches: list[str], timeout_s: float) -> dict[str, 
             if not (first.timeout and first.seat == 0 and first.time_ms >= due):
                 wrong.append(match_id)
             late[match_id] = first.time_ms - due
+            first_due = due if first_due is None else min(first_due, due)
+            last_done = max(last_done, first.time_ms)
             pending.discard(match_id)
         if pending:
             await asyncio.sleep(1.0)
@@ -156,6 +159,8 @@ async def _lateness(js: Any, matches: list[str], timeout_s: float) -> dict[str, 
         "late_p50_ms": percentile(values, 50),
         "late_p99_ms": percentile(values, 99),
         "late_max_ms": values[-1] if values else float("nan"),
+        # from the first deadline to the last of these timeouts committed
+        "timeouts_per_s": len(late) * 1000 / max(1, last_done - (first_due or 0)),
     }
 
 

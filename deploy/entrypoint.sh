@@ -4,7 +4,7 @@
 set -eu
 
 usage() {
-    echo "usage: tabletop-service {rules|match|matchmaking|tournaments|bots} [options...]" >&2
+    echo "usage: tabletop-service {rules|match|matchmaking|tournaments|bots|gateway} [options...]" >&2
     echo "       tabletop-service <service> --help" >&2
 }
 
@@ -16,7 +16,7 @@ fi
 service="$1"
 shift
 case "$service" in
-    rules|match|matchmaking|tournaments|bots)
+    rules|match|matchmaking|tournaments|bots|gateway)
         exec python -m "services.$service" "$@"
         ;;
     -h|--help|help)

@@ -31,6 +31,12 @@ Carlo Tree Search", IEEE TCIAIG 2012), over nothing but the engine contract:
   points, glory, Prestige, OP so far); without one every seat scores 1/2.
   That heuristic lives with the game's greedy bot, not in the contract.
 
+* **The greedy bot as prior**: its move is tried first at the root and
+  expanded first below it (other untried moves are valued ``fpu`` there); the
+  root move played is the most visited, and the greedy move is kept unless the
+  other's mean is better by ``switch_z`` standard errors. With a small budget
+  the bot plays like the greedy bot; it departs from it on evidence.
+
 **Budget.** ``iterations`` bounds the iterations of one decision. The engine
 has no clock, so a time budget is the caller's: pass ``time_s`` together with
 a ``clock`` (a callable returning seconds, e.g. ``time.monotonic``) and the
@@ -92,6 +98,15 @@ def rank_rewards(keys: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(out)
 
 
+def _clearly_better(a: list[float], b: list[float], z: float) -> bool:
+    """Whether move stats ``a`` beat ``b`` by ``z`` standard errors."""
+    na, nb = a[0], b[0]
+    ma, mb = a[1] / na, b[1] / nb
+    va = max(a[3] / na - ma * ma, 0.0) / na
+    vb = max(b[3] / nb - mb * mb, 0.0) / nb
+    return ma - mb > z * math.sqrt(va + vb + 1e-4)
+
+
 class _Node:
     """One information set: per move (in first-seen order) its visits, total
     reward and availability."""
@@ -99,7 +114,7 @@ class _Node:
     __slots__ = ("stats",)
 
     def __init__(self) -> None:
-        self.stats: dict[Any, list[float]] = {}  # move -> [visits, reward, available]
+        self.stats: dict[Any, list[float]] = {}  # move -> [visits, reward, available, reward²]
 
 
 class SearchStats(msgspec.Struct):
@@ -127,6 +142,7 @@ class SearchBot:
         rollout_moves: int | None = 50,
         fpu: float = 0.5,
         root_policy: bool = True,
+        switch_z: float = 1.0,
     ) -> None:
         if iterations < 1:
             raise ValueError("iterations must be at least 1")
@@ -143,6 +159,7 @@ class SearchBot:
         self.rollout_moves = rollout_moves
         self.fpu = fpu
         self.root_policy = root_policy
+        self.switch_z = switch_z
         self.last = SearchStats()
         self._random = RandomBot()
         self._preferred: Any = None
@@ -179,7 +196,9 @@ class SearchBot:
         root = tree[(seat, _encode(game.view(first, seat)))].stats
         # The most visited move; on equal visits the rollout policy's own choice
         # (so a budget smaller than the moves to try plays like the policy),
-        # then the better mean.
+        # then the better mean. And the policy's move stays unless the other is
+        # better by ``switch_z`` standard errors of the difference of means:
+        # the search departs from the policy on evidence, not on noise.
         best, best_key = moves[0], (-1.0, -1.0, -1.0)
         for m in moves:
             st = root.get(m)
@@ -188,6 +207,14 @@ class SearchBot:
             key = (st[0], 1.0 if m == self._preferred else 0.0, st[1] / st[0])
             if key > best_key:
                 best, best_key = m, key
+        pref = root.get(self._preferred) if self._preferred is not None else None
+        if (
+            best != self._preferred
+            and pref is not None
+            and pref[0] > 0
+            and not _clearly_better(root[best], pref, self.switch_z)
+        ):
+            best = self._preferred
         return best
 
     # ------------------------------------------------------------- internals
@@ -236,7 +263,7 @@ class SearchBot:
             for m in legal:
                 st = stats.get(m)
                 if st is None:
-                    st = stats[m] = [0.0, 0.0, 0.0]
+                    st = stats[m] = [0.0, 0.0, 0.0, 0.0]
                 st[2] += 1.0
                 if st[0] == 0.0:
                     untried.append(m)
@@ -258,7 +285,7 @@ class SearchBot:
             if move is None:
                 best = -1.0
                 for m in legal:
-                    n, w, avail = stats[m]
+                    n, w, avail, _ = stats[m]
                     u = fpu if n == 0.0 else w / n + c * math.sqrt(math.log(avail) / n)
                     if u > best:
                         move, best = m, u
@@ -296,6 +323,8 @@ class SearchBot:
         else:
             rewards = seat_rewards(outcome)
         for st, mover in path:
+            r = rewards[mover]
             st[0] += 1.0
-            st[1] += rewards[mover]
+            st[1] += r
+            st[3] += r * r
         return moves_made + rolled

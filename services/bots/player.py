@@ -129,7 +129,12 @@ class SeatPlayer:
             return
         rng = Rng(os.urandom(16))
         version, view = commit.version, self._view.decode(commit.view_json)
-        if self.seat not in self.game.awaiting(self.game.sample_state(view, self.seat, rng)):
+        try:
+            sample = self.game.sample_state(view, self.seat, rng)
+        except NotImplementedError:  # hidden information and no sampler: ask for the moves
+            await self._random_listed_move(commit.version, rng)
+            return
+        if self.seat not in self.game.awaiting(sample):
             return
         if self.bot.name == "search":  # seconds of CPU: off the event loop
             loop = asyncio.get_running_loop()
@@ -138,7 +143,21 @@ class SeatPlayer:
             )
         else:
             move = choose_from_view(self.bot, self.game, view, self.seat, rng)
-        move_json = msgspec.json.encode(move)
+        await self._submit(version, msgspec.json.encode(move))
+
+    async def _random_listed_move(self, version: int, rng: Rng) -> None:
+        """A random move among those the match service lists for this seat (for
+        a game that cannot sample a state from a view)."""
+        now = await self.stub.GetMatch(
+            match_pb2.GetMatchRequest(match_id=self.match_id),
+            metadata=self.identity.metadata(),
+            timeout=self.timeout_s,
+        )
+        if now.version != version or not now.legal_moves_json:
+            return  # not our turn, or a newer commit is on its way: it decides
+        await self._submit(version, rng.choice(list(now.legal_moves_json)).encode())
+
+    async def _submit(self, version: int, move_json: bytes) -> None:
         if self.move_delay_s:
             await asyncio.sleep(self.move_delay_s)
         request = match_pb2.SubmitMoveRequest(

@@ -309,6 +309,7 @@ class Stack:
                 "TABLETOP_TOURNAMENTS_HOST": h,
                 "TABLETOP_TOURNAMENTS_PORT": str(self.s.tournaments_port),
                 "TABLETOP_TOURNAMENTS_METRICS_PORT": str(self.s.tournaments_metrics_port),
+                "TABLETOP_TOURNAMENTS_ADDR": f"{h}:{self.s.tournaments_port}",
                 "TABLETOP_GATEWAY_HOST": h,
                 "TABLETOP_GATEWAY_PORT": str(self.s.gateway_port),
                 "TABLETOP_GATEWAY_METRICS_PORT": str(self.s.gateway_metrics_port),

@@ -13,12 +13,12 @@ import json
 import os
 import time
 import uuid
-from pathlib import Path
 from typing import Any
 
 import grpc
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
@@ -34,6 +34,7 @@ TIME_CONTROLS = {
     "none": pb.TimeControl.KIND_NONE,
     "per_move": pb.TimeControl.KIND_PER_MOVE,
     "fischer": pb.TimeControl.KIND_FISCHER,
+    "game_default": pb.TimeControl.KIND_GAME_DEFAULT,
 }
 
 
@@ -41,27 +42,10 @@ def _addr() -> str:
     return os.environ.get("TABLETOP_TOURNAMENTS_ADDR") or "127.0.0.1:50054"
 
 
-def _identity_path() -> Path:
-    return Path(os.environ.get("TABLETOP_DATA_DIR", ".data")) / "cli-identity.json"
-
-
 async def _token(session: Any) -> str:
-    """The saved guest token (a new guest when none or expired)."""
-    path = _identity_path()
-    try:
-        saved = json.loads(path.read_text())
-        if saved.get("expires", 0) > time.time() + 3600:
-            session.player_id, session.token = saved["player_id"], saved["token"]
-            return session.player_id
-    except (OSError, ValueError, KeyError):
-        pass
-    me = await session.login("organiser")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        json.dumps({"player_id": me, "token": session.token, "expires": time.time() + 6 * 86400})
-    )
-    path.chmod(0o600)
-    return me
+    """The player this terminal is signed in as (``services.cli.identity``: the
+    same saved guest as ``play`` and ``matches``, renewed near expiry)."""
+    return await session.login("organiser")
 
 
 class _Client:
@@ -86,7 +70,8 @@ class _Client:
 
 
 def _time_control(text: str) -> pb.TimeControl:
-    """``none``, ``per_move:30`` or ``fischer:300+5`` (seconds, increment)."""
+    """``none``, ``game_default``, ``per_move:30`` or ``fischer:300+5``
+    (seconds, increment)."""
     kind, _, rest = text.partition(":")
     if kind not in TIME_CONTROLS:
         raise ValueError(f"time control is none, per_move:S or fischer:S+I, not {text!r}")
@@ -239,7 +224,9 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
-        q.add_argument("--time-control", default="none", help="none, per_move:S, fischer:S+I")
+        q.add_argument(
+            "--time-control", default="none", help="none, game_default, per_move:S, fischer:S+I"
+        )
         q.add_argument("--options", default="", help="the game's options as JSON")
         q.add_argument("--seed", default="", help="pairing seed (default: random)")
         q.add_argument("--name", default="")
@@ -271,8 +258,13 @@ def add_parser(sub: Any) -> None:
     run.set_defaults(tournament_func=cmd_run)
 
     async def dispatch(args: argparse.Namespace) -> int:
-        from services.cli.main import console
+        from services.cli.main import console, rpc_reason
 
-        return await args.tournament_func(args, console)
+        try:
+            return await args.tournament_func(args, console)
+        except grpc.aio.AioRpcError as e:
+            # as text, not markup: the reason is in [brackets]
+            console.print(Text(rpc_reason(e), style="red"))
+            return 1
 
     p.set_defaults(func=dispatch)

@@ -95,6 +95,9 @@ class _Process:
     def _ready(self) -> bool:
         return _port_open(self.host, self.port)
 
+    def _env(self) -> dict[str, str] | None:
+        return None  # the environment of this process
+
     # ------------------------------------------------------------- lifecycle
     @property
     def running(self) -> bool:
@@ -114,6 +117,7 @@ class _Process:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                env=self._env(),
                 cwd=self.data_dir,
                 start_new_session=True,  # a Ctrl-C in a terminal reaches us, not it
             )

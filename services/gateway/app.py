@@ -13,13 +13,16 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import grpc
+from google.protobuf import json_format
 
+from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import channel_options
 from services.gateway.errors import GatewayError, bad_request, from_rpc
 from services.gateway.settings import GatewaySettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tabletop.matchmaking.v1 import matchmaking_pb2, matchmaking_pb2_grpc
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+from tabletop.tournaments.v1 import tournaments_pb2, tournaments_pb2_grpc
 
 T = TypeVar("T")
 
@@ -54,6 +57,26 @@ def outcome(o: Any, finished: bool) -> dict[str, Any] | None:
     return {"ranks": list(o.ranks), "scores": list(o.scores), "reason": o.reason}
 
 
+def clocks(items: Any) -> list[dict[str, Any]]:
+    """Each awaited seat's deadline (UTC) and, for chess clocks, its time left."""
+    return [
+        {
+            "seat": sc.seat,
+            "deadline": sc.deadline or None,
+            "remaining_ms": sc.remaining_ms if sc.HasField("remaining_ms") else None,
+            "timeouts": sc.timeouts,
+            "taken_over": sc.taken_over,
+        }
+        for sc in items
+    ]
+
+
+def time_control(tc: Any) -> dict[str, Any] | None:
+    if tc.kind in (match_pb2.TimeControl.KIND_UNSPECIFIED, match_pb2.TimeControl.KIND_NONE):
+        return None
+    return json_format.MessageToDict(tc, preserving_proto_field_name=True)
+
+
 def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
     finished = c.status == match_pb2.MATCH_STATUS_FINISHED
     return {
@@ -65,6 +88,9 @@ def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
         "outcome": outcome(c.outcome, finished),
         "committed_at": c.committed_at,
         "move": _json(c.move_json),
+        "clocks": clocks(c.clocks),
+        "timeout": c.timeout,
+        "forfeit": c.forfeit,
     }
 
 
@@ -83,6 +109,9 @@ def match_dict(m: match_pb2.GetMatchResponse) -> dict[str, Any]:
         "legal_moves": [_json(x) for x in m.legal_moves_json],
         "outcome": outcome(m.outcome, finished),
         "public_replay": m.match_options.public_replay,
+        "time_control": time_control(m.match_options.time_control),
+        "clocks": clocks(m.clocks),
+        "server_time": m.server_time,
         "created_at": m.created_at,
     }
 
@@ -128,13 +157,22 @@ class GatewayApp:
             grpc.aio.insecure_channel(settings.match_addr, options=options),
             grpc.aio.insecure_channel(settings.matchmaking_addr, options=options),
             grpc.aio.insecure_channel(settings.rules_addr, options=options),
+            grpc.aio.insecure_channel(settings.tournaments_addr, options=options),
         ]
-        match_ch, mm_ch, rules_ch = self._channels
+        match_ch, mm_ch, rules_ch, tournaments_ch = self._channels
+        self.tournaments = tournaments_pb2_grpc.TournamentServiceStub(tournaments_ch)
         self.match = match_pb2_grpc.MatchServiceStub(match_ch)
         self.auth = match_pb2_grpc.AuthServiceStub(match_ch)
         self.matchmaking = matchmaking_pb2_grpc.MatchmakingServiceStub(mm_ch)
         self.rules = rules_pb2_grpc.RulesServiceStub(rules_ch)
         self._games: list[dict[str, Any]] | None = None
+        # The rules service may require a service token (it is internal): the
+        # gateway asks it only for the list of games, signed when it can sign.
+        self._rules_token = (
+            ServiceToken(Tokens(settings.auth), "service:gateway")
+            if settings.auth.can_sign
+            else None
+        )
 
     async def close(self) -> None:
         for ch in self._channels:
@@ -175,7 +213,8 @@ class GatewayApp:
     # --------------------------------------------------------------- games
     async def games(self) -> list[dict[str, Any]]:
         if self._games is None:  # the games of a deployment do not change while it runs
-            r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), None)
+            token = self._rules_token() if self._rules_token is not None else None
+            r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), token)
             self._games = [
                 {
                     "id": g.info.id,
@@ -272,8 +311,15 @@ class GatewayApp:
         allow_bots = body.get("allow_bots", False)
         if not isinstance(allow_bots, bool):
             raise bad_request("bad_allow_bots", "allow_bots must be true or false")
+        clock = body.get("time_control", "")
+        if not isinstance(clock, str) or len(clock) > 64:
+            raise bad_request("bad_time_control", 'time_control is a text such as "30s" or "5m+3s"')
         req = matchmaking_pb2.EnqueueRequest(
-            game=game, player_counts=counts, options_json=options_json, allow_bots=allow_bots
+            game=game,
+            player_counts=counts,
+            options_json=options_json,
+            allow_bots=allow_bots,
+            time_control=clock,
         )
         r = await self._call(self.matchmaking.Enqueue, req, token)
         return {"ticket_id": r.ticket_id}
@@ -299,3 +345,52 @@ class GatewayApp:
             }
             for e in r.entries
         ]
+
+    # --------------------------------------------------------- tournaments
+    async def tournaments_list(self, token: str, status: str, game: str) -> list[dict[str, Any]]:
+        statuses = {
+            "": tournaments_pb2.STATUS_UNSPECIFIED,
+            "registering": tournaments_pb2.STATUS_REGISTERING,
+            "running": tournaments_pb2.STATUS_RUNNING,
+            "finished": tournaments_pb2.STATUS_FINISHED,
+        }
+        if status not in statuses:
+            raise bad_request("bad_status", "status must be registering, running or finished")
+        if len(game) > MAX_ID:
+            raise bad_request("bad_game", "game is too long")
+        req = tournaments_pb2.ListTournamentsRequest(status=statuses[status], game=game)
+        r = await self._call(self.tournaments.ListTournaments, req, token)
+        return [_message(t) for t in r.tournaments]
+
+    async def tournament(self, token: str, tournament_id: Any) -> dict[str, Any]:
+        req = tournaments_pb2.GetTournamentRequest(
+            tournament_id=check_id(tournament_id, "tournament_id")
+        )
+        return _message(await self._call(self.tournaments.GetTournament, req, token or None))
+
+    async def register(self, token: str, tournament_id: Any, withdraw: bool = False) -> Any:
+        tid = check_id(tournament_id, "tournament_id")
+        if withdraw:
+            req: Any = tournaments_pb2.WithdrawRequest(tournament_id=tid)
+            return _message(await self._call(self.tournaments.Withdraw, req, token))
+        req = tournaments_pb2.RegisterRequest(tournament_id=tid)
+        return _message(await self._call(self.tournaments.Register, req, token))
+
+    def watch_tournament(
+        self, token: str, tournament_id: str, after_seq: int
+    ) -> AsyncIterator[Any]:
+        req = tournaments_pb2.WatchTournamentRequest(
+            tournament_id=tournament_id, after_seq=after_seq
+        )
+        return self._stream(self.tournaments.WatchTournament, req, token)
+
+
+def _message(m: Any) -> dict[str, Any]:
+    """A proto message as JSON data with the proto's own field names and
+    enums by name; its one 64-bit field (``seq``) as a number."""
+    d = json_format.MessageToDict(
+        m, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+    )
+    if isinstance(d.get("seq"), str):
+        d["seq"] = int(d["seq"])
+    return d

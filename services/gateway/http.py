@@ -28,6 +28,7 @@ from services.common.auth import Tokens
 from services.common.logging import get_logger
 from services.gateway import metrics
 from services.gateway.app import GatewayApp
+from services.gateway.catalog import catalog
 from services.gateway.errors import GatewayError, bad_request
 from services.gateway.openapi import openapi_document
 from services.gateway.settings import GatewaySettings
@@ -145,6 +146,13 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
     async def games(request: Request) -> Any:
         return {"games": await gw.games()}
 
+    async def game_catalog(request: Request) -> Any:
+        game = request.path_params["game"]
+        found = catalog(game)
+        if found is None or game not in {g["id"] for g in await gw.games()}:
+            raise GatewayError("NOT_FOUND", "unknown_game", f"no game {game[:64]!r} is served")
+        return found
+
     async def matches(request: Request) -> Any:
         status = request.query_params.get("status", "")
         return {"matches": await gw.list_matches(bearer(request), status)}
@@ -173,6 +181,21 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         entries = await gw.leaderboard(request.path_params["game"], int(raw))
         return {"entries": entries}
 
+    async def tournaments(request: Request) -> Any:
+        q = request.query_params
+        found = await gw.tournaments_list(bearer(request), q.get("status", ""), q.get("game", ""))
+        return {"tournaments": found}
+
+    async def tournament(request: Request) -> Any:
+        return await gw.tournament(bearer(request), request.path_params["tournament_id"])
+
+    async def register(request: Request) -> Any:
+        return await gw.register(bearer(request), request.path_params["tournament_id"])
+
+    async def withdraw(request: Request) -> Any:
+        tid = request.path_params["tournament_id"]
+        return await gw.register(bearer(request), tid, withdraw=True)
+
     async def health(request: Request) -> Any:
         return {"status": "ok"}
 
@@ -189,6 +212,7 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         Route("/api/v1/auth/guest", route("guest_login", guest), methods=["POST"]),
         Route("/api/v1/auth/refresh", route("refresh_token", refresh), methods=["POST"]),
         Route("/api/v1/games", route("list_games", games), methods=["GET"]),
+        Route("/api/v1/games/{game}/catalog", route("game_catalog", game_catalog), methods=["GET"]),
         Route("/api/v1/matches", route("list_matches", matches), methods=["GET"]),
         Route("/api/v1/matches/{match_id}", route("get_match", match), methods=["GET"]),
         Route("/api/v1/matches/{match_id}/moves", route("submit_move", move), methods=["POST"]),
@@ -196,6 +220,22 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         Route("/api/v1/tickets", route("enqueue", enqueue), methods=["POST"]),
         Route("/api/v1/tickets/{ticket_id}", route("cancel_ticket", cancel), methods=["DELETE"]),
         Route("/api/v1/leaderboard/{game}", route("leaderboard", leaderboard), methods=["GET"]),
+        Route("/api/v1/tournaments", route("list_tournaments", tournaments), methods=["GET"]),
+        Route(
+            "/api/v1/tournaments/{tournament_id}",
+            route("get_tournament", tournament),
+            methods=["GET"],
+        ),
+        Route(
+            "/api/v1/tournaments/{tournament_id}/register",
+            route("register", register),
+            methods=["POST"],
+        ),
+        Route(
+            "/api/v1/tournaments/{tournament_id}/withdraw",
+            route("withdraw", withdraw),
+            methods=["POST"],
+        ),
         Route("/api/v1/openapi.json", route("openapi", openapi), methods=["GET"]),
         Route("/healthz", route("health", health), methods=["GET"]),
         WebSocketRoute("/api/v1/ws", socket),

@@ -63,6 +63,20 @@ def _path(name: str, description: str) -> dict[str, Any]:
 
 OBJ = {"type": "object"}
 ANY: dict[str, Any] = {}
+CLOCKS = {
+    "type": "array",
+    "description": "turn clocks per seat (docs/clocks.md); empty without a time control",
+    "items": {
+        "type": "object",
+        "properties": {
+            "seat": {"type": "integer"},
+            "deadline": {"type": ["string", "null"], "description": "RFC 3339 UTC"},
+            "remaining_ms": {"type": ["integer", "null"]},
+            "timeouts": {"type": "integer"},
+            "taken_over": {"type": "boolean"},
+        },
+    },
+}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -95,6 +109,17 @@ def openapi_document() -> dict[str, Any]:
             },
             "/api/v1/auth/refresh": {
                 "post": _op("refreshToken", "A fresh token for the same player", ref("Token"))
+            },
+            "/api/v1/games/{game}/catalog": {
+                "get": _op(
+                    "gameCatalog",
+                    "The game's public component tables (cards, faces, tiles, regions, "
+                    "units: names, costs, points, effects); never any match's state",
+                    {"type": "object", "properties": {"game": {"type": "string"}}},
+                    auth=False,
+                    params=[_path("game", "the game id")],
+                    errors=(404,),
+                )
             },
             "/api/v1/games": {
                 "get": _op(
@@ -234,6 +259,8 @@ def openapi_document() -> dict[str, Any]:
                         "awaiting": {"type": "array", "items": {"type": "integer"}},
                         "legal_moves": {"type": "array", "items": OBJ},
                         "outcome": {"type": ["object", "null"]},
+                        "clocks": CLOCKS,
+                        "server_time": {"type": "string", "description": "RFC 3339"},
                     },
                 },
                 "SubmitMove": {
@@ -266,6 +293,12 @@ def openapi_document() -> dict[str, Any]:
                         "move": ANY,
                         "status": {"enum": ["active", "finished"]},
                         "committed_at": {"type": "string"},
+                        "clocks": CLOCKS,
+                        "timeout": {
+                            "type": "boolean",
+                            "description": "the server moved: time ran out",
+                        },
+                        "forfeit": {"type": "boolean"},
                     },
                 },
                 "Enqueue": {

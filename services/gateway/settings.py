@@ -8,7 +8,7 @@
 | TABLETOP_MATCH_ADDR               | 127.0.0.1:50052               |
 | TABLETOP_MATCHMAKING_ADDR         | 127.0.0.1:50053               |
 | TABLETOP_RULES_ADDR               | 127.0.0.1:50051               |
-| TABLETOP_TOURNAMENTS_ADDR         | "" (no tournaments)           |
+| TABLETOP_TOURNAMENTS_ADDR         | 127.0.0.1:50054               |
 | TABLETOP_GATEWAY_CORS_ORIGINS     | "" (same origin only)         |
 | TABLETOP_GATEWAY_TIMEOUT_S        | 10                            |
 | TABLETOP_GATEWAY_MAX_BODY_BYTES   | 65536                         |
@@ -39,7 +39,7 @@ class GatewaySettings:
     match_addr: str = "127.0.0.1:50052"
     matchmaking_addr: str = "127.0.0.1:50053"
     rules_addr: str = "127.0.0.1:50051"
-    tournaments_addr: str = ""
+    tournaments_addr: str = "127.0.0.1:50054"
     cors_origins: tuple[str, ...] = ()
     timeout_s: float = 10.0
     max_body_bytes: int = 64 * 1024

@@ -7,6 +7,7 @@ client to gateway::
     {"op": "auth", "token": "<jwt>"}                      first, within 10 s
     {"op": "watch", "sub": "m1", "match_id": "...", "after_version": 12}
     {"op": "watch_ticket", "sub": "t1", "ticket_id": "..."}
+    {"op": "watch_tournament", "sub": "x1", "tournament_id": "...", "after_seq": 0}
     {"op": "unwatch", "sub": "m1"}
     {"op": "ping"}
 
@@ -15,9 +16,11 @@ gateway to client::
     {"type": "ready", "player_id": "guest:..."}
     {"type": "commit", "sub": "m1", "match_id": "...", "version": 13, "seat": 0,
      "events": [...], "view": {...}, "move": {...} | null, "status": "active",
-     "outcome": null, "committed_at": "...",
+     "outcome": null, "committed_at": "...", "clocks": [{"seat": 1, "deadline": "...",
+     "remaining_ms": 61000 | null, "timeouts": 0, "taken_over": false}], "timeout": false,
      "turn": {"version": 13, "awaiting": [1], "legal_moves": [...], "your_seat": 1} | null}
     {"type": "ticket", "sub": "t1", "ticket_id": "...", "state": "searching", ...}
+    {"type": "tournament", "sub": "x1", "seq": 7, "event_type": "round_started", "event": {...}}
     {"type": "end", "sub": "m1"}           the match is over, everything was sent
     {"type": "error", "sub": "m1" | null, "status": "...", "reason": "...", "message": "..."}
     {"type": "pong"}
@@ -206,6 +209,8 @@ class SocketSession:
                     self._start(msg, self._watch_match)
                 elif op == "watch_ticket":
                     self._start(msg, self._watch_ticket)
+                elif op == "watch_tournament":
+                    self._start(msg, self._watch_tournament)
                 elif op == "unwatch":
                     task = self.subs.pop(str(msg.get("sub", "")), None)
                     if task is not None:
@@ -285,6 +290,7 @@ class SocketSession:
             "awaiting": m["awaiting"],
             "legal_moves": m["legal_moves"],
             "your_seat": m["your_seat"],
+            "server_time": m["server_time"],
         }
 
     async def _watch_ticket(self, sub: str, msg: dict[str, Any]) -> None:
@@ -296,3 +302,35 @@ class SocketSession:
             if frame["state"] != "searching":
                 self.send({"type": "end", "sub": sub})
                 return
+
+    async def _watch_tournament(self, sub: str, msg: dict[str, Any]) -> None:
+        tournament_id = check_id(msg.get("tournament_id"), "tournament_id")
+        after = msg.get("after_seq", 0)
+        if isinstance(after, bool) or not isinstance(after, int) or not 0 <= after < 2**53:
+            raise bad_request("bad_after_seq", "after_seq is a non-negative integer")
+        attempts = 0
+        while True:
+            try:
+                async for e in self.app.watch_tournament(self.token, tournament_id, after):
+                    attempts = 0
+                    after = e.seq
+                    self.send(
+                        {
+                            "type": "tournament",
+                            "sub": sub,
+                            "tournament_id": tournament_id,
+                            "seq": e.seq,
+                            "event_type": e.type,
+                            "event": json.loads(e.event_json) if e.event_json else None,
+                        }
+                    )
+                    if e.type == "finished":
+                        self.send({"type": "end", "sub": sub})
+                        return
+                return
+            except GatewayError as e:
+                attempts += 1
+                if e.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
+                    raise
+                metrics.SOCKET_RESUMES.inc()
+                await asyncio.sleep(0.2 * attempts)

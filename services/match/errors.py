@@ -74,8 +74,8 @@ class TimeExpired(FailedPrecondition):
 
 
 class IdempotencyKeyReused(FailedPrecondition):
-    """A used idempotency key came with a different request (another move,
-    seat or expected version; another game or players for a creation)."""
+    """A used idempotency key came with a different request (another move or
+    seat; another game, players or options for a creation)."""
 
     def __init__(self, message: str) -> None:
         super().__init__("idempotency_key_reused", message)

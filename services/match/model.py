@@ -239,11 +239,28 @@ def key_digest(match_id: str, player: str, key: str) -> str:
     return hashlib.sha256(f"{match_id}\0{player}\0{key}".encode()).hexdigest()[:32]
 
 
+REQUEST_DIGEST_VERSION = "1"
+"""Bumped whenever what ``request_digest`` covers changes: digests of two
+versions are not compared (replicas of both run side by side during a rolling
+upgrade, and a retry may reach either)."""
+
+
 def request_digest(*fields: object) -> str:
     """The digest of a request's payload, kept with its idempotency key: a
     later request under the same key must carry the same payload."""
     text = "\0".join("" if f is None else str(f) for f in fields)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    return f"{REQUEST_DIGEST_VERSION}:{hashlib.sha256(text.encode()).hexdigest()[:32]}"
+
+
+def same_request(stored: str, request: str) -> bool:
+    """Whether ``request`` may be the request ``stored`` was made for: true
+    when they are equal, and when they cannot be compared (no digest in an
+    older commit, digests of different versions)."""
+    if not stored or not request:
+        return True
+    if stored.split(":", 1)[0] != request.split(":", 1)[0]:
+        return True
+    return stored == request
 
 
 def valid_match_id(match_id: str) -> bool:

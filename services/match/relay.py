@@ -123,6 +123,7 @@ class FinishedRelay:
         if published:
             self.relayed += 1
             metrics.FACTS_RELAYED.inc()
+            metrics.MATCHES_FINISHED.inc()
             log.info("match_finished_relayed", match=match_id)
         return published
 

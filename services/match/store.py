@@ -133,6 +133,10 @@ class JetStreamStore:
             "Nats-Msg-Id": msg_id,
             **(extra_headers or {}),
         }
+        # Whatever path ends a match (see relay.py); the store also carries
+        # other event types (a tournament's), which never end a match.
+        if getattr(commit, "outcome", None) is not None:
+            headers.update(FINISHED_HEADERS)
         if self.nc is not None and not self.nc.is_connected:
             # nats-py would keep the message and send it once reconnected,
             # after its caller was told it timed out: refuse it now instead

@@ -40,8 +40,14 @@ from nats.js.kv import KeyValue
 from engine_core.errors import EngineError
 from services.common.auth import ROLE_SERVICE, Principal
 from services.common.errors import ServiceError
+from services.common.standin import DEFAULT_BOT
 from services.match import clocks, metrics
-from services.match.errors import StaleVersion, TooMuchContention, Unavailable
+from services.match.errors import (
+    IdempotencyKeyReused,
+    StaleVersion,
+    TooMuchContention,
+    Unavailable,
+)
 from services.match.model import (
     KIND_FORFEIT,
     Clocks,
@@ -263,8 +269,9 @@ class Timeouts(Writes):
         key = f"timeout:{p.version}:{seat}"
         if clocks.forfeits(tc, p.clocks, seat):
             return await self._forfeit(p, seat, key)
-        bot = (tc.bot if tc and tc.bot else "greedy") if p.clocks.taken_over[seat] else ""
-        # the same bot move on every replica handling this fire (one request per key)
+        bot = (tc.bot if tc and tc.bot else DEFAULT_BOT) if p.clocks.taken_over[seat] else ""
+        # the same move on every replica handling this fire, as far as the
+        # bot allows (one request per key)
         entropy = hashlib.sha256(f"{p.meta.match_id}\0{key}".encode()).digest()
         move = await self._rules(self.rules.default_move(p.state, seat, bot, entropy))
         try:
@@ -272,6 +279,11 @@ class Timeouts(Writes):
         except (StaleVersion, TooMuchContention):
             metrics.TIMEOUTS.labels("lost_race").inc()
             return False
+        except IdempotencyKeyReused:
+            # another replica handled this fire first (a bot's search, bounded
+            # by time, chose another move there): its commit stands
+            metrics.TIMEOUTS.labels("lost_race").inc()
+            return True
         except (EngineError, ServiceError) as e:
             if isinstance(e, Unavailable):
                 raise

@@ -52,10 +52,10 @@ from services.match.model import (
     new_match_id,
     now_ms,
     request_digest,
+    same_request,
 )
 from services.match.ports import AppendConflict
 from services.match.projections import Projections
-from services.match.store import FINISHED_HEADERS
 
 log = structlog.get_logger("tabletop.match")
 
@@ -148,7 +148,7 @@ class Writes(Projections):
                 and first[1].key == key
                 and first[1].creator == principal.subject
             ):
-                if first[1].request and first[1].request != request:
+                if not same_request(first[1].request, request):
                     raise IdempotencyKeyReused(
                         "this idempotency key already created a match with other "
                         "parameters: use a new key for a new match"
@@ -219,13 +219,15 @@ class Writes(Projections):
         if len(idempotency_key) > MAX_KEY_LENGTH:
             raise BadRequest("idempotency key too long", "bad_key")
         p = await self.load(match_id)
-        seat = seat if timeout and seat is not None else self._mover_seat(principal, p, seat)
+        hint = seat
+        seat = seat if timeout and seat is not None else self._mover_seat(principal, p, hint)
         generated = not idempotency_key
         key = idempotency_key or os.urandom(16).hex()
         digest = key_digest(match_id, principal.subject, key)
-        # What the key stands for: this move by this seat (a condition such as
-        # ``expected_version`` is not part of it: the move was applied or not).
-        request = request_digest("move", move, seat)
+        # What the key stands for: this move for the seat the request named
+        # (a condition such as ``expected_version`` is not part of it: the
+        # move was applied or not).
+        request = request_digest("move", move, hint)
         # On an ``OutcomeUnknown``, the key to retry with (the one the server
         # drew when the client sent none).
         unknown = {"idempotency_key": key} if generated else {}
@@ -300,7 +302,6 @@ class Writes(Projections):
                     commit,
                     p.seq,
                     f"{match_id}:{digest}",
-                    headers=FINISHED_HEADERS if decision.outcome is not None else None,
                     unknown=unknown,
                 )
             except AppendConflict:
@@ -361,7 +362,7 @@ class Writes(Projections):
 
     async def _answer(self, meta: MatchMeta, c: Commit, request: str) -> MoveResult:
         """The first answer again, for a retry of the request of commit ``c``."""
-        if c.request and c.request != request:
+        if not same_request(c.request, request):
             raise IdempotencyKeyReused(
                 f"this idempotency key was used for another move (version {c.version}): "
                 "use a new key for a new move"
@@ -380,17 +381,18 @@ class Writes(Projections):
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
-        """Publish ``MatchFinished`` (deduplicated by its message id) and
-        mark the match finished in the index."""
+        """Publish ``MatchFinished`` (stored once, whoever publishes it: see
+        ``relay``) and mark the match finished in the index."""
         try:
-            await publish_finished(
+            published = await publish_finished(
                 self.store.js,
                 self.config.results_prefix,
                 self.config.results_stream,
                 finished_fact(meta, commit),
             )
             await self.index.record(meta, STATUS_FINISHED)
-            metrics.MATCHES_FINISHED.inc()
+            if published:  # counted once over every replica and the relay
+                metrics.MATCHES_FINISHED.inc()
         except Exception:
             log.exception("match_finished_not_published", match=meta.match_id)
 

@@ -200,12 +200,11 @@ class Matchmaker:
         self._rng.shuffle(order)
         async with self._sem:
             try:
+                # the clock only when the tickets asked for one (creators
+                # written before clocks take no such argument)
+                clock = {"time_control": time_control} if time_control else {}
                 created = await self.creator.create_match(
-                    game,
-                    order,
-                    options_json,
-                    key=f"{token}:{group.tickets[0].ticket_id}",
-                    time_control=time_control,
+                    game, order, options_json, key=f"{token}:{group.tickets[0].ticket_id}", **clock
                 )
             except MatchCreationFailed as e:
                 log.warning(

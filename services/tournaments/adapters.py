@@ -11,10 +11,18 @@ import redis.asyncio as redis
 
 from services.common.auth import Tokens, is_bot
 from services.common.grpcserver import balanced_channel_options
+from services.match import model as clock_model
+from services.match.servicer import time_control_pb
 from services.matchmaking.match_client import ServiceToken
 from services.matchmaking.ratings import Ratings
 from services.tournaments.errors import Unavailable
-from services.tournaments.model import TimeControl
+from services.tournaments.model import (
+    TC_FISCHER,
+    TC_GAME_DEFAULT,
+    TC_NONE,
+    TC_PER_MOVE,
+    TimeControl,
+)
 from services.tournaments.ports import MatchEnd
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -26,11 +34,35 @@ _RETRY = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 BOT_JOBS = "mm:bots"
 
 
+def match_time_control(tc: TimeControl) -> clock_model.TimeControl | None:
+    """The match service's time control for a tournament's (None: no clock).
+    A seat that times out ``max_timeouts`` times in a row forfeits."""
+    if tc.kind == TC_NONE:
+        return None
+    ms = {
+        TC_PER_MOVE: {"per_move_ms": round(tc.seconds * 1000)},
+        TC_FISCHER: {
+            "initial_ms": round(tc.seconds * 1000),
+            "increment_ms": round(tc.increment * 1000),
+            "delay_ms": round(tc.delay * 1000),
+        },
+        TC_GAME_DEFAULT: {},
+    }.get(tc.kind, {})
+    return clock_model.TimeControl(
+        kind=tc.kind,
+        max_timeouts=tc.max_timeouts,
+        on_max_timeouts=clock_model.ON_MAX_FORFEIT if tc.max_timeouts else clock_model.ON_MAX_BOT,
+        **ms,
+    )
+
+
 def match_options(time_control: TimeControl, public_replay: bool) -> match_pb2.MatchOptions:
-    """The ``MatchOptions`` of a tournament match. The match service has no
-    turn clock yet: the tournament's ``time_control`` is stored with the
-    tournament and goes here once ``MatchOptions`` can carry one."""
-    return match_pb2.MatchOptions(public_replay=public_replay)
+    """The ``MatchOptions`` of a tournament match: its clock and replays."""
+    opts = match_pb2.MatchOptions(public_replay=public_replay)
+    tc = match_time_control(time_control)
+    if tc is not None:
+        opts.time_control.CopyFrom(time_control_pb(tc))
+    return opts
 
 
 class GrpcMatches:

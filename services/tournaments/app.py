@@ -32,9 +32,12 @@ import structlog
 
 from engine_core.registry import Registry, UnknownGame, default_registry
 from services.common.auth import ROLE_ORGANISER, ROLE_SERVICE, Principal, is_bot
+from services.common.errors import Aborted
+from services.match import clocks
 from services.match.model import new_match_id, now_ms, valid_match_id
 from services.match.ports import AppendConflict
 from services.tournaments import formats, metrics
+from services.tournaments.adapters import match_time_control
 from services.tournaments.errors import (
     AlreadyExists,
     BadRequest,
@@ -170,16 +173,12 @@ class TournamentApp:
             raise BadRequest(
                 "bad_time_control", f"time control kind is one of {', '.join(TIME_CONTROL_KINDS)}"
             )
-        if tc.kind != "none" and tc.seconds <= 0:
-            raise BadRequest("bad_time_control", "a time control needs seconds > 0")
-        if min(tc.seconds, tc.increment, tc.delay) < 0:
-            raise BadRequest("bad_time_control", "time control values must be >= 0")
+        match_tc = match_time_control(tc)
+        if match_tc is not None:  # the match service's own check, before anything is written
+            clocks.validate(match_tc)
         if options.max_players < 0 or options.late_registration_rounds < 0:
             raise BadRequest("bad_options", "max_players and late_registration_rounds are >= 0")
-        try:
-            stored_rounds = formats.validate(g, format, rounds, options)
-        except formats.FormatError as e:
-            raise BadRequest(e.reason, e.message) from None
+        stored_rounds = formats.validate(g, format, rounds, options)  # FormatError: bad input
         if game_options:
             try:
                 g.codec().decode_options(game_options.encode())
@@ -579,7 +578,7 @@ class TournamentApp:
                 metrics.APPEND_CONFLICTS.inc()
                 continue
             return await self.load(tournament_id, fresh=True)
-        raise Unavailable("too_much_contention", "the tournament changed too often; try again")
+        raise Aborted("too_much_contention", "the tournament changed too often; try again")
 
     async def _append(self, tournament_id: str, event: Event, expected: int) -> int:
         digest = hashlib.sha256(self.store.encode(event)).hexdigest()[:24]

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine_core.decider import Game
+from services.common.errors import InvalidArgument
 from services.tournaments import pairing
 from services.tournaments.model import (
     FORMAT_ELIMINATION,
@@ -33,13 +34,9 @@ STAGE_ELIMINATION = "elimination"
 MAX_ROUNDS = 64
 
 
-class FormatError(ValueError):
-    """The format cannot run with these settings (reason, message)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+class FormatError(InvalidArgument):
+    """The format cannot run with these settings: ``INVALID_ARGUMENT`` with
+    its reason, raised as it is to the client."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,10 @@ from services.tournaments.ports import MatchEnd
 log = structlog.get_logger("tabletop.tournaments.manager")
 
 
+REFRESH_MS = 250
+"""The shortest time between two reads of the running tournaments for facts."""
+
+
 def parse_ms(rfc3339: str) -> int:
     try:
         return int(datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() * 1000)
@@ -140,8 +144,13 @@ class ProcessManager:
         at = parse_ms(fact.finished_at)
         if self._known_at_ms < at:
             # A race that could count this fact started before it ended: if
-            # the list of running tournaments is older than that, read it again.
-            await self.refresh()
+            # the list of running tournaments is older than that, read it
+            # again (at most every REFRESH_MS: one read covers a whole batch).
+            wait_ms = self._known_at_ms + REFRESH_MS - now_ms()
+            if wait_ms > 0:
+                await asyncio.sleep(wait_ms / 1000)
+            if self._known_at_ms < at:
+                await self.refresh()
         counted = False
         for race_id in self._races.get(fact.game, ()):
             t = await self.app.load(race_id, fresh=True)

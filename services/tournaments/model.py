@@ -48,18 +48,23 @@ STATUS_FINISHED = "finished"
 TC_NONE = "none"
 TC_PER_MOVE = "per_move"
 TC_FISCHER = "fischer"
-TIME_CONTROL_KINDS = (TC_NONE, TC_PER_MOVE, TC_FISCHER)
+TC_GAME_DEFAULT = "game_default"
+TIME_CONTROL_KINDS = (TC_NONE, TC_PER_MOVE, TC_FISCHER, TC_GAME_DEFAULT)
 
 
 class TimeControl(msgspec.Struct, frozen=True, kw_only=True):
     """The clock of every match of the tournament: ``per_move`` gives each move
     ``seconds``; ``fischer`` a bank of ``seconds`` plus ``increment`` after
-    each move (``delay``: seconds before the bank starts running)."""
+    each move (``delay``: seconds free at the start of each decision);
+    ``game_default`` the game's own clock. After ``max_timeouts`` timeouts in
+    a row a seat forfeits its match (a player who has gone loses; the round
+    goes on)."""
 
     kind: str = TC_NONE
     seconds: float = 0.0
     increment: float = 0.0
     delay: float = 0.0
+    max_timeouts: int = 3
 
 
 class Options(msgspec.Struct, frozen=True, kw_only=True):
@@ -70,7 +75,6 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     late_registration_rounds: int = 0  # registration stays open up to this round
     bot_fill: bool = False  # a bot makes an odd field even (2-player formats)
     top_cut: int = 0  # swiss: then single elimination of the top N (0: none)
-    advance: int = 1  # elimination with tables: the top m of each table advance
     max_games: int = 3  # elimination: games at a table before the seed decides a draw
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points

@@ -42,8 +42,12 @@ STATUS_PB = {
     STATUS_FINISHED: pb.STATUS_FINISHED,
 }
 STATUS_OF = {v: k for k, v in STATUS_PB.items()}
-TC_PB = {"none": pb.TimeControl.KIND_NONE, "per_move": pb.TimeControl.KIND_PER_MOVE,
-         "fischer": pb.TimeControl.KIND_FISCHER}  # fmt: skip
+TC_PB = {
+    "none": pb.TimeControl.KIND_NONE,
+    "per_move": pb.TimeControl.KIND_PER_MOVE,
+    "fischer": pb.TimeControl.KIND_FISCHER,
+    "game_default": pb.TimeControl.KIND_GAME_DEFAULT,
+}
 TC_OF = {v: k for k, v in TC_PB.items()}
 
 
@@ -136,7 +140,11 @@ def tournament_pb(t: Tournament) -> pb.Tournament:
         rounds=rounds,
         options=options_pb(t.options),
         time_control=pb.TimeControl(
-            kind=TC_PB[tc.kind], seconds=tc.seconds, increment=tc.increment, delay=tc.delay
+            kind=TC_PB[tc.kind],
+            seconds=tc.seconds,
+            increment=tc.increment,
+            delay=tc.delay,
+            max_timeouts=tc.max_timeouts,
         ),
         organiser=t.created.organiser,
         created_at=rfc3339(t.created.at_ms),
@@ -172,7 +180,11 @@ class TournamentServicer(pb_grpc.TournamentServiceServicer):
             options=options_of(request.options),
             game_options=request.game_options_json,
             time_control=TimeControl(
-                kind=TC_OF[tc.kind], seconds=tc.seconds, increment=tc.increment, delay=tc.delay
+                kind=TC_OF[tc.kind],
+                seconds=tc.seconds,
+                increment=tc.increment,
+                delay=tc.delay,
+                max_timeouts=tc.max_timeouts if tc.HasField("max_timeouts") else 3,
             ),
             seed=request.seed,
             idempotency_key=request.idempotency_key,

@@ -160,3 +160,13 @@ def test_seat_rewards_count_the_seats_beaten_ties_half() -> None:
 def test_unknown_levels_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown bot level"):
         bot_for("expert", GAMES[0])
+
+
+def test_the_stand_in_plays_every_level_by_name_on_the_seats_view() -> None:
+    from services.common.standin import known_bot, stand_in_move
+
+    assert all(known_bot(level) for level in LEVELS) and not known_bot("expert")
+    game = default_registry().get("arcane_academy")
+    (state, seat), *_ = _decision_points(game, 2, seed=9, want=1)
+    for level in LEVELS:
+        assert stand_in_move(game, state, seat, level, b"e" * 32) in game.legal_moves(state, seat)

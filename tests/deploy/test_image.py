@@ -20,7 +20,7 @@ DEPLOY = ROOT / "deploy"
 DOCKERFILE = DEPLOY / "Dockerfile"
 ENTRYPOINT = DEPLOY / "entrypoint.sh"
 COMPOSE = DEPLOY / "compose.yaml"
-SERVICES = ("rules", "match", "matchmaking", "bots")
+SERVICES = ("rules", "match", "matchmaking", "bots", "gateway")
 
 
 def _instructions() -> list[tuple[str, str]]:

@@ -42,7 +42,7 @@ from tests.deploy.quantities import parse_quantity, parse_redis_bytes
 # validator ships schemas for (both bundled in the wheel: no network).
 K8S_VERSIONS = ("1.31", kubernetes_validate.latest_version())
 
-SERVICES = ("rules", "match", "matchmaking", "tournaments", "bots")
+SERVICES = ("rules", "match", "matchmaking", "tournaments", "bots", "gateway")
 GRPC_SERVICES = {
     "rules": "tabletop.rules.v1.RulesService",
     "match": "tabletop.match.v1.MatchService",
@@ -50,7 +50,7 @@ GRPC_SERVICES = {
     "tournaments": "tabletop.tournaments.v1.TournamentService",
 }
 # The services that serve Prometheus metrics (all of them).
-METRICS = ("rules", "match", "matchmaking", "tournaments", "bots")
+METRICS = ("rules", "match", "matchmaking", "tournaments", "bots", "gateway")
 NAMESPACE = "tabletop"
 
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
@@ -522,7 +522,7 @@ def test_only_matchmaking_bots_and_tournaments_reach_their_redis(overlay: str) -
 
 @overlay
 def test_the_rules_service_is_internal(overlay: str) -> None:
-    assert _reachers(overlay, "rules", 50051) == {"match"}
+    assert _reachers(overlay, "rules", 50051) == {"match", "gateway"}
 
 
 @overlay
@@ -555,3 +555,26 @@ def test_jetstream_store_limit_fits_the_volume(overlay: str) -> None:
     (claim,) = sts["spec"]["volumeClaimTemplates"]
     volume = parse_quantity(claim["spec"]["resources"]["requests"]["storage"])
     assert limit <= 0.9 * volume, (env["JS_MAX_FILE_STORE"], volume)
+
+
+# ------------------------------------------------------------------ the gateway
+@overlay
+def test_the_gateway_is_public_over_an_ingress_with_http_probes(overlay: str) -> None:
+    objs = render(overlay)
+    assert "internet" in _reachers(overlay, "gateway", 8080)
+    (c,) = pod_template(one(objs, "Deployment", "gateway"))["spec"]["containers"]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": "http"}, probe
+    env = {e["name"]: e.get("value") for e in c["env"]}
+    for name in ("MATCH", "MATCHMAKING", "TOURNAMENTS", "RULES"):
+        assert env[f"TABLETOP_{name}_ADDR"].startswith("dns:///"), name
+    ingress = one(objs, "Ingress", "gateway")
+    (rule,) = ingress["spec"]["rules"]
+    (path,) = rule["http"]["paths"]
+    assert path["backend"]["service"] == {"name": "gateway", "port": {"name": "http"}}
+    service = one(objs, "Service", "gateway")
+    assert {p["name"] for p in service["spec"]["ports"]} >= {"http"}
+    hpa = one(objs, "HorizontalPodAutoscaler", "gateway")
+    assert hpa["spec"]["minReplicas"] >= (3 if overlay == "prod" else 1)
+    if overlay == "prod":
+        assert ingress["spec"]["tls"], "TLS at the Ingress in prod"

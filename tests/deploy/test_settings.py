@@ -20,7 +20,7 @@ import pytest
 from tests.deploy.manifests import OVERLAYS, ROOT, containers, env_of, one, render
 from tests.deploy.quantities import parse_quantity
 
-SERVICES = ("rules", "match", "matchmaking", "bots")
+SERVICES = ("rules", "match", "matchmaking", "bots", "tournaments")
 overlay = pytest.mark.parametrize("overlay", OVERLAYS)
 service = pytest.mark.parametrize("name", SERVICES)
 

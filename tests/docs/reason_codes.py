@@ -132,10 +132,9 @@ def collect() -> tuple[Found, list[str]]:
     sites whose reason the walker could not resolve."""
     from engine_core.errors import IllegalMove
 
-    classes = error_classes()
     found = Found()
     unresolved: list[str] = []
-    for cls in set(classes.values()):
+    for cls in _known():  # every class, also two of the same name in different services
         code = cls.__dict__.get("code")
         name = f"{cls.__module__}.{cls.__name__}"
         if isinstance(code, str) and cls is not EngineError:

@@ -26,6 +26,7 @@ import pytest
 
 from services.cli.stack import Stack, StackSettings
 from services.common.auth import DEV_SECRET
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -128,10 +129,12 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
             )
             return metrics(match_port).get(key, 0.0)
 
-        assert count("GetMatch") >= checks["views"]
-        assert count("SubmitMove") == result["moves"]
-        assert count("WatchMatch") == 2
-        assert count("SubmitMove", "ABORTED") == 1
+        # (a call is counted as it ends, a stream once the server closed it:
+        # wait for the counts rather than read them at once)
+        wait_until(lambda: count("GetMatch") >= checks["views"], what="GetMatch count")
+        wait_until(lambda: count("SubmitMove") == result["moves"], what="SubmitMove count")
+        wait_until(lambda: count("WatchMatch") == 2, what="WatchMatch count")
+        wait_until(lambda: count("SubmitMove", "ABORTED") == 1, what="ABORTED count")
         deadline = time.monotonic() + 10
         while any(
             v != 0

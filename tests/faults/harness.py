@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
+import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -40,7 +43,7 @@ from engine_core.registry import default_registry
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
 from services.common.codecs import decode_state
 from services.common.errors import error_info
-from services.common.servers import NatsServer, ValkeyServer
+from services.common.servers import NatsServer, ValkeyServer, _Process
 from services.match.cache import RedisProjectionCache
 from services.match.model import decode_commit, key_digest
 from services.match.server import MatchServer
@@ -48,6 +51,7 @@ from services.match.settings import MatchSettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.faults.proxy import FaultProxy
 
+REPO = Path(__file__).resolve().parents[2]
 SECRET = "fault-suite-secret-0123456789-0123456789"
 GAME = default_registry().get("tic_tac_toe")
 RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
@@ -59,19 +63,48 @@ class _NotApplied(Exception):
 
 
 # ================================================================ the stack
+class ReplicaProcess(_Process):
+    """The match service as its own process (``python -m services.match``) on
+    a fixed port: it can be paused, killed with kill -9 and started again."""
+
+    name = "match"
+
+    def __init__(self, env: dict[str, str], data_dir: Path) -> None:
+        super().__init__(data_dir=data_dir)
+        self.env = {
+            **os.environ,
+            **env,
+            "TABLETOP_MATCH_PORT": str(self.port),
+            "TABLETOP_LOG_FORMAT": "json",
+            "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        }
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", "services.match"]
+
+    def _env(self) -> dict[str, str]:
+        return self.env
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
 class FaultStack:
     """nats-server and valkey-server (real processes), a proxy in front of
-    each, and two match replicas connected through the proxies."""
+    each, and two match replicas connected through the proxies: the first in
+    this process (the audit reads its projections in memory), the second its
+    own process (it can be paused and killed)."""
 
-    def __init__(self, *, store_timeout_s: float = 1.0, replicas: int = 2) -> None:
+    def __init__(self, *, store_timeout_s: float = 1.0) -> None:
         self.store_timeout_s = store_timeout_s
-        self.n_replicas = replicas
         self._dir = Path(tempfile.mkdtemp(prefix="tabletop-faults-"))
         self.nats = NatsServer(data_dir=self._dir / "nats")
         self.valkey = ValkeyServer(data_dir=self._dir / "valkey")
         self.nats_proxy: FaultProxy | None = None
         self.redis_proxy: FaultProxy | None = None
-        self.replicas: list[MatchServer] = []
+        self.replicas: list[MatchServer] = []  # in this process
+        self.replica: ReplicaProcess | None = None  # the one in its own process
         self.tokens = Tokens(AuthSettings(secret=SECRET))
 
     async def start(self) -> FaultStack:
@@ -86,15 +119,30 @@ class FaultStack:
             grace_s=0.2,
             auth=AuthSettings(secret=SECRET),
         )
-        for _ in range(self.n_replicas):
-            self.replicas.append(await MatchServer(settings).start())
+        self.replica = ReplicaProcess(
+            {
+                "TABLETOP_NATS_URL": settings.nats_url,
+                "TABLETOP_REDIS_URL": settings.redis_url,
+                "TABLETOP_MATCH_STORE_TIMEOUT_S": str(self.store_timeout_s),
+                "TABLETOP_JWT_SECRET": SECRET,
+                "TABLETOP_MATCH_GRACE_S": "0.2",
+                "TABLETOP_LOG_LEVEL": "WARNING",
+            },
+            self._dir / "match",
+        )
+        starting = asyncio.create_task(asyncio.to_thread(self.replica.start, 60.0))
+        self.replicas.append(await MatchServer(settings).start())
+        await starting
         return self
 
     @property
     def addresses(self) -> list[str]:
-        return [r.address for r in self.replicas]
+        assert self.replica is not None
+        return [r.address for r in self.replicas] + [self.replica.address]
 
     async def stop(self) -> None:
+        if self.replica is not None:
+            await asyncio.to_thread(self.replica.close)
         for r in self.replicas:
             with contextlib.suppress(Exception):
                 await r.stop(0.1)
@@ -103,6 +151,7 @@ class FaultStack:
                 await p.stop()
         await asyncio.to_thread(self.nats.close)
         await asyncio.to_thread(self.valkey.close)
+        shutil.rmtree(self._dir, ignore_errors=True)
 
     async def __aenter__(self) -> FaultStack:
         return await self.start()
@@ -176,6 +225,12 @@ def faults(seconds: float, *, long: bool = False) -> list[Fault]:
         Fault(
             "redis killed (kill -9)", _signal("valkey", "kill"), _signal("valkey", "start"), seconds
         ),
+        Fault(
+            "a replica killed (kill -9)",
+            _signal("replica", "kill"),
+            _signal("replica", "start"),
+            seconds,
+        ),
     ]
     if long:
         out += [
@@ -196,6 +251,12 @@ def faults(seconds: float, *, long: bool = False) -> list[Fault]:
                 "nats killed (kill -9)", _signal("nats", "kill"), _signal("nats", "start"), seconds
             ),
             Fault("redis delay 100 ms", _proxy("redis", delay_s=0.1), _clear("redis"), seconds),
+            Fault(
+                "a replica paused (SIGSTOP)",
+                _signal("replica", "pause"),
+                _signal("replica", "resume"),
+                seconds,
+            ),
         ]
     return out
 
@@ -285,6 +346,10 @@ class Load:
                 reason = info.reason if info is not None else ""
                 phase.errors[f"{e.code().name} {reason}".strip()] += 1
                 if e.code() not in RETRYABLE:
+                    self.unexpected.append(
+                        f"{method} to replica {(attempt - 1) % len(self._stubs)} as {player} "
+                        f"after {attempt - driver} attempts: " + " ".join(str(request).split())
+                    )
                     raise
                 if reason not in NOT_APPLIED:
                     unknown = True  # outcome_unknown, a deadline: maybe applied
@@ -471,6 +536,16 @@ async def audit(stack: FaultStack, load: Load, *, facts_timeout_s: float = 20.0)
                 if p.version >= len(states) or decode_state(GAME, p.state) != states[p.version]:
                     out.projections_wrong += 1
                     out.problems.append(f"{m}: projection at version {p.version} is not the fold")
+                    continue
+                # its keys: exactly the keys of the commits up to its version, at their sequences
+                expected = {c.key: seq for seq, c in streams[m][1 : p.version + 1]}
+                if p.keys != expected or p.seq != streams[m][p.version][0]:
+                    out.projections_wrong += 1
+                    wrong = {k: v for k, v in p.keys.items() if expected.get(k) != v}
+                    out.problems.append(
+                        f"{m}: projection at version {p.version} (seq {p.seq}) has keys "
+                        f"{wrong} not in the stream, misses {set(expected) - set(p.keys)}"
+                    )
 
         # one fact per finished match (the relay may still be at work)
         finished = {m for m, items in streams.items() if items and items[-1][1].outcome is not None}

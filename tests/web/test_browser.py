@@ -6,78 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from services.cli.stack import Stack
 from tests.services.gateway.test_gateway import hidden_hands
+from tests.web.play import click_something, play_to_end, start_vs_bots, wait_turn_or_end
 
 pytestmark = pytest.mark.timeout(600)
-
-CLICKABLE = "#board .pressable, #board button:not([disabled]), #moves button.move:not([disabled])"
 
 
 def in_thread(coro: Any) -> Any:
     """Run a coroutine beside Playwright's own event loop."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
-
-
-def open_lobby(page: Any) -> None:
-    page.goto("/")
-    page.wait_for_selector(".game-card")
-
-
-def start_vs_bots(page: Any, game: str, players: int | None = None) -> str:
-    open_lobby(page)
-    card = page.locator(f'.game-card[data-game="{game}"]')
-    if players is not None:
-        card.locator("select").select_option(str(players))
-    card.get_by_role("button", name="Play against bots").click()
-    page.wait_for_selector(".match[data-match]", timeout=60_000)
-    return page.locator(".match").get_attribute("data-match")
-
-
-def wait_turn_or_end(page: Any, timeout_s: float = 60) -> str:
-    """'turn' once something is clickable, 'over' once the result shows."""
-    try:
-        page.wait_for_function(
-            """(sel) => document.querySelector('#outcome') ||
-                        document.querySelector(sel)""",
-            arg=CLICKABLE,
-            timeout=timeout_s * 1000,
-        )
-    except Exception:
-        shot = Path(tempfile.gettempdir()) / f"stuck-{int(time.time())}.png"
-        page.screenshot(path=str(shot), full_page=True)
-        raise AssertionError(f"nothing to click and no result; the page: {shot}") from None
-    return "over" if page.locator("#outcome").count() else "turn"
-
-
-def click_something(page: Any) -> None:
-    """Click what the page offers: a drawn piece first, else a listed move."""
-    version = page.locator("#version").inner_text()
-    page.locator(CLICKABLE).first.click()
-    # the page answers with a new version (ours), or a refusal notice
-    page.wait_for_function(
-        "(v) => document.querySelector('#version').textContent !== v || "
-        "document.querySelector('#notice').textContent !== ''",
-        arg=version,
-    )
-
-
-def play_to_end(page: Any, max_clicks: int = 2000) -> int:
-    clicks = 0
-    while wait_turn_or_end(page) == "turn":
-        click_something(page)
-        clicks += 1
-        assert clicks < max_clicks
-    return clicks
 
 
 def socket_stats(page: Any) -> dict[str, int]:
@@ -169,10 +114,133 @@ def test_a_phone_renders_the_match_page_without_horizontal_scrolling(
     page_factory: Any,
 ) -> None:
     page, _ = page_factory(viewport={"width": 360, "height": 740}, is_mobile=True)
-    for game in ("tic_tac_toe", "dwarves_duel"):
+    for game in (
+        "tic_tac_toe",
+        "dwarves_duel",
+        "dice_forge",
+        "arcane_academy",
+        "assault_of_the_giants",
+    ):
         start_vs_bots(page, game)
         wait_turn_or_end(page)
         overflow = page.evaluate(
             "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         assert overflow <= 0, (game, overflow)
+        assert page.locator("#board > *").count() and not page.locator("#board .error").count()
+
+
+BOARD = "#board .pressable, #board button:not([disabled])"
+PIECE = "#board .pressable"
+
+
+def unlabelled_controls(page: Any) -> list[str]:
+    """Controls of the drawn page a screen reader could not name."""
+    return page.evaluate(
+        """() => [...document.querySelectorAll('#board [role=button], #board button')]
+              .filter(e => !(e.getAttribute('aria-label') || e.textContent).trim())
+              .map(e => e.outerHTML.slice(0, 120))"""
+    )
+
+
+def catalog_of(page: Any, game: str) -> dict[str, Any]:
+    return page.evaluate("(g) => fetch(`/api/v1/games/${g}/catalog`).then(r => r.json())", game)
+
+
+def test_a_whole_dwarves_duel_played_to_the_end_by_clicking_the_drawn_page(
+    page_factory: Any,
+) -> None:
+    page, _ = page_factory()
+    start_vs_bots(page, "dwarves_duel")
+    names = {c["name"] for c in catalog_of(page, "dwarves_duel")["cards"].values()}
+    kinds: dict[str, int] = {"piece": 0, "button": 0, "chooser": 0, "grouped": 0}
+    seen_names: set[str] = set()
+    while wait_turn_or_end(page) == "turn":
+        # every legal move can be reached from the drawn page itself
+        assert page.locator(BOARD).count(), "a move is listed but nothing on the board plays it"
+        assert not unlabelled_controls(page)
+        seen_names |= set(page.locator("#board .dd-card .name").all_inner_texts())
+        kinds[click_something(page, BOARD)] += 1
+        assert sum(kinds.values()) < 1500
+    assert "Game over" in page.locator("#outcome").inner_text()
+    assert seen_names and seen_names <= names  # the cards are named from the catalog
+    drawn = kinds["piece"] + kinds["chooser"] + kinds["grouped"]
+    assert drawn >= 5, kinds  # cards, dice, piles were clicked
+    assert kinds["chooser"] + kinds["grouped"] >= 1, kinds  # a card with several payments
+    stats = socket_stats(page)
+    assert stats["duplicates"] == 0 and stats["gaps"] == 0
+    # the replay draws the same page at any version
+    page.get_by_role("link", name="Replay this match").click()
+    scrubber = page.locator("#scrubber")
+    scrubber.wait_for()
+    scrubber.fill(str(int(scrubber.get_attribute("max")) // 2))
+    page.wait_for_selector("#board .dd .dd-card")
+    assert not page.locator("#board .error").count()
+    assert not page.errors  # type: ignore[attr-defined]
+    print(f"dwarves duel clicks: {kinds}")
+
+
+def expect_dice_forge(page: Any, players: int) -> None:
+    assert page.locator("#board .island").count() == 7
+    assert page.locator("#board .island .df-card").count() == 15
+    assert page.locator("#board .temple .pool:not(.garden)").count() == 10
+    assert page.locator("#board .hero").count() == players
+    dice = page.locator("#board .df-die")
+    assert dice.count() == 2 * players
+    for i in range(dice.count()):
+        assert dice.nth(i).locator(".die-face svg.face").count() == 6
+        assert dice.nth(i).locator("svg.face.up").count() == 1
+    assert "gold" in page.locator("#board .hero").first.inner_text()
+    assert "/12" in page.locator("#board .hero").first.inner_text()  # the gold cap
+
+
+def expect_arcane_academy(page: Any, players: int) -> None:
+    slates = page.locator("#board svg.slate")
+    assert slates.count() == players
+    for i in range(players):
+        assert slates.nth(i).locator("g.space").count() == 12
+        assert slates.nth(i).locator("rect.connector").count() >= 8  # the four corners
+    assert page.locator("#board .market .aa-tile").count() == 4
+    assert page.locator("#board .public .aa-card").count() >= 1
+    assert page.locator("#board .aa-player.mine .aa-card").count() >= 1  # my hand
+
+
+def expect_assault(page: Any, players: int) -> None:
+    assert page.locator("#board .giants-map g.region").count() == 22
+    assert page.locator("#board .giants-map line.road").count() >= 30
+    assert page.locator("#board .giants-map .unit-badge").count() >= 1
+    assert page.locator("#board .giant-player").count() == players
+    assert page.locator("#board .giant-player .command").count() >= 9
+    assert "OP pool A" in page.locator("#board").inner_text()
+
+
+@pytest.mark.parametrize(
+    ("game", "players", "expect"),
+    [
+        ("dice_forge", 2, expect_dice_forge),
+        ("arcane_academy", 2, expect_arcane_academy),
+        ("assault_of_the_giants", 3, expect_assault),
+    ],
+)
+def test_a_turn_of_each_other_game_played_on_its_drawn_page(
+    page_factory: Any, game: str, players: int, expect: Any
+) -> None:
+    page, _ = page_factory()
+    start_vs_bots(page, game, players)
+    assert wait_turn_or_end(page) == "turn"
+    expect(page, players)
+    assert not unlabelled_controls(page)
+    # play until a drawn piece was used (the first with the keyboard), the
+    # other moves of the turn from the page's own buttons
+    pieces, clicks = 0, 0
+    while pieces < 2 and clicks < 40 and wait_turn_or_end(page) == "turn":
+        if page.locator(PIECE).count():
+            kind = click_something(page, PIECE, key="Enter" if pieces == 0 else None)
+            assert kind in ("piece", "chooser", "grouped")
+            pieces += 1
+        else:
+            click_something(page, BOARD)
+        clicks += 1
+    assert pieces >= 1, f"no drawn piece was ever clickable in {clicks} moves"
+    assert not page.locator("#notice").inner_text(), page.locator("#notice").inner_text()
+    assert not page.errors  # type: ignore[attr-defined]

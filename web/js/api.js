@@ -66,8 +66,14 @@ export const api = {
       seat,
       idempotency_key: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2),
     }),
-  enqueue: (game, playerCounts, allowBots, options) =>
-    call("POST", "/api/v1/tickets", { game, player_counts: playerCounts, allow_bots: allowBots, options }),
+  enqueue: (game, playerCounts, allowBots, options, timeControl = "") =>
+    call("POST", "/api/v1/tickets", {
+      game, player_counts: playerCounts, allow_bots: allowBots, options, time_control: timeControl,
+    }),
+  tournaments: (status = "") => call("GET", `/api/v1/tournaments${status ? `?status=${status}` : ""}`),
+  tournament: (id) => call("GET", `/api/v1/tournaments/${encodeURIComponent(id)}`),
+  register: (id) => call("POST", `/api/v1/tournaments/${encodeURIComponent(id)}/register`),
+  withdraw: (id) => call("POST", `/api/v1/tournaments/${encodeURIComponent(id)}/withdraw`),
   cancelTicket: (id) => call("DELETE", `/api/v1/tickets/${encodeURIComponent(id)}`),
 };
 
@@ -141,6 +147,12 @@ export class LiveSocket {
 
   watchTicket(sub, ticketId, onFrame) {
     const s = { msg: { op: "watch_ticket", ticket_id: ticketId }, onFrame, last: null };
+    this.subs.set(sub, s);
+    if (this.ready) this.sendSub(sub, s);
+  }
+
+  watchTournament(sub, tournamentId, onFrame) {
+    const s = { msg: { op: "watch_tournament", tournament_id: tournamentId }, onFrame, last: null };
     this.subs.set(sub, s);
     if (this.ready) this.sendSub(sub, s);
   }

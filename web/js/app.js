@@ -1,10 +1,11 @@
 // The browser client: a lobby, a page per match (play or spectate) and replays.
-// Routes: #/ (lobby), #/match/<id>, #/replay/<id>.
+// Routes: #/ (lobby), #/match/<id>, #/replay/<id>, #/tournament/<id>.
 import { api, LiveSocket } from "./api.js";
 import { h, clear } from "./dom.js";
 import { lobbyPage } from "./lobby.js";
 import { matchPage } from "./match.js";
 import { replayPage } from "./replay.js";
+import { tournamentPage } from "./tournament.js";
 
 const root = document.getElementById("app");
 const net = document.getElementById("net");
@@ -33,6 +34,7 @@ async function route() {
   try {
     if (page === "match" && id) leave = await matchPage(ctx, decodeURIComponent(id));
     else if (page === "replay" && id) leave = await replayPage(ctx, decodeURIComponent(id));
+    else if (page === "tournament" && id) leave = await tournamentPage(ctx, decodeURIComponent(id));
     else leave = await lobbyPage(ctx);
   } catch (e) {
     root.append(h("p", { class: "error", role: "alert" }, `Could not open the page: ${e.message}`));

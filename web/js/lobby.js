@@ -10,12 +10,12 @@ export async function lobbyPage({ root, socket, me, go }) {
   const status = h("p", { class: "status", role: "status", "aria-live": "polite", id: "queue-status" });
   let watching = null;
 
-  function queue(game, players, bots) {
+  function queue(game, players, bots, clock) {
     return async () => {
       status.textContent = `Looking for a ${players}-player ${game.title} match…`;
       let ticket;
       try {
-        ticket = await api.enqueue(game.id, [players], bots);
+        ticket = await api.enqueue(game.id, [players], bots, undefined, clock);
       } catch (e) {
         status.textContent = `Matchmaking refused: ${e.message} (${e.reason})`;
         return;
@@ -51,13 +51,18 @@ export async function lobbyPage({ root, socket, me, go }) {
     const select = h("select", { "aria-label": `players for ${g.title}`, id: `players-${g.id}` },
       counts.map((n) => h("option", { value: String(n) }, `${n} players`)));
     const count = () => Number(select.value);
+    const clock = h("select", { "aria-label": `turn clock for ${g.title}`, id: `clock-${g.id}` },
+      [["", "server's default clock"], ["default", "the game's clock"], ["30s", "30 s a move"],
+        ["2m", "2 min a move"], ["5m+3s", "5 min + 3 s a move"], ["none", "no clock"]]
+        .map(([v, t]) => h("option", { value: v }, t)));
     return h("li", { class: "game-card", dataset: { game: g.id } },
       h("h3", {}, g.title),
       h("p", { class: "muted" }, `${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players · rules ${g.rules_version}`),
       h("label", {}, "Players ", select),
+      h("label", {}, "Clock ", clock),
       h("div", { class: "row" },
-        h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true)() }, "Play against bots"),
-        h("button", { type: "button", onclick: () => queue(g, count(), false)() }, "Find players"),
+        h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true, clock.value)() }, "Play against bots"),
+        h("button", { type: "button", onclick: () => queue(g, count(), false, clock.value)() }, "Find players"),
       ),
     );
   });
@@ -79,6 +84,18 @@ export async function lobbyPage({ root, socket, me, go }) {
     }
   }).catch((e) => { clear(mine).append(h("li", { class: "error" }, e.message)); });
 
+  const tours = h("ul", { class: "matches", id: "tournaments" }, h("li", { class: "muted" }, "Loading…"));
+  api.tournaments().then(({ tournaments }) => {
+    clear(tours);
+    if (!tournaments.length) tours.append(h("li", { class: "muted" }, "No tournaments right now."));
+    for (const t of tournaments.slice(0, 20)) {
+      tours.append(h("li", {},
+        h("span", { class: "badge" }, (t.status || "").replace("STATUS_", "").toLowerCase()), " ",
+        h("a", { href: `#/tournament/${t.tournament_id}` }, t.name || t.tournament_id),
+        ` · ${(games.find((g) => g.id === t.game) || { title: t.game }).title}`));
+    }
+  }).catch((e) => { clear(tours).append(h("li", { class: "muted" }, `Tournaments unavailable (${e.reason || e.message})`)); });
+
   const matchId = h("input", { id: "open-id", placeholder: "match id", "aria-label": "match id", autocomplete: "off" });
   const open = (where) => (ev) => { ev.preventDefault(); if (matchId.value.trim()) go(`/${where}/${matchId.value.trim()}`); };
 
@@ -89,6 +106,7 @@ export async function lobbyPage({ root, socket, me, go }) {
       h("ul", { class: "games" }, cards),
     ),
     h("section", { "aria-labelledby": "mine-h" }, h("h2", { id: "mine-h" }, "My matches"), mine),
+    h("section", { "aria-labelledby": "tours-h" }, h("h2", { id: "tours-h" }, "Tournaments"), tours),
     h("section", { "aria-labelledby": "open-h" },
       h("h2", { id: "open-h" }, "Spectate or replay"),
       h("form", { class: "row", onsubmit: open("match") }, matchId,

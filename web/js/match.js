@@ -140,9 +140,21 @@ export async function matchPage({ root, socket, me }, matchId) {
     tick();
   }
 
+  // The server's deadlines, counted down on the server's time (the skew is
+  // measured at each turn), so a reconnect or a replica's answer agree.
+  let skew = first.server_time ? Date.parse(first.server_time) - Date.now() : 0;
+  function deadlines(clocks) {
+    const d = {};
+    for (const c of clocks || []) if (c.deadline) d[c.seat] = c.deadline;
+    return Object.keys(d).length ? d : null;
+  }
+  state.deadlines = deadlines(first.clocks);
   function tick() {
     for (const el of head.querySelectorAll(".clock")) {
-      el.textContent = ` ⏱ ${clockText(Date.parse(el.dataset.deadline) - Date.now())}`;
+      const left = Date.parse(el.dataset.deadline) - (Date.now() + skew);
+      el.textContent = ` ⏱ ${clockText(left)}`;
+      el.classList.toggle("low", left < 10_000);
+      el.setAttribute("aria-label", `time left ${clockText(left)}`);
     }
   }
   const timer = setInterval(tick, 250);
@@ -155,22 +167,24 @@ export async function matchPage({ root, socket, me }, matchId) {
       state.status = f.status;
       state.outcome = f.outcome;
       state.events = f.events;
-      if (f.deadlines) state.deadlines = f.deadlines;
+      state.deadlines = deadlines(f.clocks);
       if (f.turn) {
         state.awaiting = f.turn.awaiting;
         state.legal = f.turn.legal_moves;
         state.turnVersion = f.turn.version;
-        if (f.turn.deadlines) state.deadlines = f.turn.deadlines;
+        if (f.turn.server_time) skew = Date.parse(f.turn.server_time) - Date.now();
       } else {
         state.legal = [];
         state.turnVersion = null;
       }
       if (f.version > 0) {
         const c = ctx();
-        const who = f.seat === null || f.seat === undefined ? "" : `${seatName(f.seat)}: `;
+        const who = f.seat === null || f.seat === undefined ? "" : `${seatName(f.seat)}${f.timeout ? " (out of time: played for them)" : ""}${f.forfeit ? " (forfeited)" : ""}: `;
         const text = f.events.map((e) => mod.describeEvent(e, catalog, c)).filter(Boolean);
-        log.prepend(h("li", { dataset: { version: String(f.version) } },
-          `${who}${text.join("; ") || "moved"}`));
+        const said = text.join("; ") || "moved";
+        // a game's own words may already name the seat
+        const prefix = who && !said.startsWith(seatName(f.seat)) ? who : "";
+        log.prepend(h("li", { dataset: { version: String(f.version) } }, `${prefix}${said}`));
         while (log.children.length > 12) log.lastChild.remove();
       }
       draw();

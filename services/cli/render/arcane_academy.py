@@ -22,6 +22,17 @@ ACTION = {
 }
 
 
+ABBREV = {
+    "Complete Assignment": "assign",
+    "Use Item": "item",
+    "Add Tile": "tile",
+    "Chaos": "chaos",
+    **{f"Shard {n}": f"{n}sh" for n in range(1, 4)},
+    **{f"Will {n}": f"{n}wi" for n in range(1, 4)},
+}
+SHORT = re.compile("|".join(sorted(map(re.escape, ABBREV), key=len, reverse=True)))
+
+
 def card_text(card: str) -> str:
     """``Fireball (Spell, 5 Will, 3 PP)`` with the ability when it has one."""
     d = D.design(card)
@@ -135,12 +146,8 @@ class ArcaneAcademyRenderer(Renderer):
             if not sp.stack:
                 cells.append("·")
                 continue
-            text = component_text(sp.stack[-1])
-            text = (
-                text.replace("Complete Assignment", "Assign")
-                .replace("Use Item", "Item")
-                .replace("Add Tile", "Tile")
-            )
+            text = SHORT.sub(lambda m: ABBREV[m.group(0)], component_text(sp.stack[-1]))
+            text = text.replace(" + ", "+").replace(" / ", "/")
             cells.append(f"{text} {sp.connectors.replace(',', '')}{'*' if sp.exhausted else ''}")
         width = max(len(c) for c in cells)
         return [
@@ -154,7 +161,7 @@ class ArcaneAcademyRenderer(Renderer):
             f"Round {v.round}: {self.seat(v.current)} ({v.turn_kind} turn, {v.phase}); "
             f"Score: {self.standing(v)}"
         )
-        out = [Section("round", (head,))]
+        out = [Section("", (head,))]
         order = [p.seat for p in v.players]
         if self.me is not None:
             order = order[self.me :] + order[: self.me]
@@ -164,7 +171,7 @@ class ArcaneAcademyRenderer(Renderer):
                 f"Will {p.will}/{D.WILL_CAP}, Shards {p.shards}, prestige {p.prestige}, "
                 f"hand {p.hand_count}",
                 *self.slate(p),
-                "(* = exhausted; letters = connectors)",
+                "(sh Shards, wi Will, * exhausted, NESW connectors)",
             ]
             if p.spells or p.items:
                 lines.append(f"completed: {listing(card_text(c) for c in (*p.spells, *p.items))}")

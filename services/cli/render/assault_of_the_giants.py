@@ -86,8 +86,8 @@ class AssaultRenderer(Renderer):
         return view.round
 
     def standing(self, view: Any) -> str:
-        return ", ".join(
-            f"{self.seat(i)} {op} OP" for i, op in enumerate(view.op[: len(view.seat_races)])
+        return "OP " + ", ".join(
+            f"{self.seat(i)} {op}" for i, op in enumerate(view.op[: len(view.seat_races)])
         )
 
     def sections(self, view: Any) -> list[Section]:
@@ -95,9 +95,9 @@ class AssaultRenderer(Renderer):
         head = (
             f"Round {v.round}: {self.seat(v.active)}, {v.phase}"
             + (f" ({v.command})" if v.command else "")
-            + f"; Ordning: {self.standing(v)}"
+            + f"; {self.standing(v)}"
         )
-        out = [Section("round", (head,))]
+        out = [Section("", (head,))]
         for seat, race in enumerate(v.seat_races):
             ri = D.RACE_INDEX[race]
             armies: dict[int, Counter[str]] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -130,6 +130,12 @@ class Renderer:
     def event_words(self, event: Any, view: Any) -> str | None:
         """An event as a line of words, or None for bookkeeping not worth a line."""
         data = self.data(event)
+        if self.tag(event) == "game_ended" and isinstance(data.get("ranks"), list | tuple):
+            first = [self.seat(i) for i, r in enumerate(data["ranks"]) if r == 1]
+            how = words(str(data.get("reason", "")))
+            if len(first) == len(data["ranks"]):
+                return f"game over ({how}): a draw"
+            return f"game over ({how}): {' and '.join(first)} first"
         who = data.pop("seat", None)
         lead = f"{self.Seat(who)}: " if isinstance(who, int) else ""
         rest = self.fields_text(data)
@@ -154,6 +160,9 @@ class Renderer:
             out.append(Section(words(k), lines))
         return out
 
+    ROUND: ClassVar[str] = "round"
+    """What the game calls the unit of ``round`` (a Dwarves Duel turn)."""
+
     def round(self, view: Any) -> int | None:
         """The round (or turn) a view is in, for one summary line per round in auto play."""
         return None
@@ -162,8 +171,40 @@ class Renderer:
         """The scores or the race in one line."""
         return ""
 
+    OPTIONS: ClassVar[Mapping[str, str]] = {}
+    """What each of the game's options means, in words."""
+
+    def options(self) -> list[tuple[str, str]]:
+        """The game's options, ``(name, meaning)``, for ``tabletop games``."""
+        schema = msgspec.json.schema(self.game.Options)
+        return option_lines(schema, self.option_meanings())
+
+    def option_meanings(self) -> Mapping[str, str]:
+        return self.OPTIONS
+
 
 def changed(before: Sequence[Section], after: Sequence[Section]) -> list[Section]:
     """The sections of ``after`` whose title is new or whose text changed."""
     old = {s.title: s.text for s in before}
     return [s for s in after if old.get(s.title) != s.text]
+
+
+def option_lines(schema: Mapping[str, Any], described: Mapping[str, str]) -> list[tuple[str, str]]:
+    """A game's options (its JSON schema) as ``(name, "meaning; values, default")``;
+    ``described`` gives the meaning of the fields a game explains in words."""
+    defs = schema.get("$defs", {})
+    ref = schema.get("$ref", "")
+    body = defs.get(ref.rsplit("/", 1)[-1], schema) if ref else schema
+    out = []
+    for name, prop in body.get("properties", {}).items():
+        values = prop.get("enum") or next(
+            (p.get("enum") for p in prop.get("anyOf", ()) if p.get("enum")), None
+        )
+        kinds = values and " | ".join(json.dumps(v) for v in values)
+        if not kinds:
+            types = [p.get("type") for p in prop.get("anyOf", [prop]) if p.get("type")]
+            kinds = " | ".join(str(t) for t in types) or "value"
+        default = json.dumps(prop.get("default")) if "default" in prop else "required"
+        meaning = described.get(name, "")
+        out.append((name, f"{meaning + '; ' if meaning else ''}{kinds}, default {default}"))
+    return out

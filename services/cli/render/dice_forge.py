@@ -97,11 +97,31 @@ def card_text(card_id: str) -> str:
     return f"{c.name} ({c.glory} glory{': ' + effect if effect else ''})"
 
 
+def set_name(card_set: str) -> str:
+    """A card set's name (the Boar set is four coloured cards)."""
+    if card_set == "BOAR":
+        return "Tenacious Boar"
+    return D.CARDS[card_set].name if card_set in D.CARDS else card_set
+
+
 def slot_cost(slot: D.Slot) -> str:
     return vec_text((0, slot.sun, slot.moon, 0))
 
 
 class DiceForgeRenderer(Renderer):
+    def option_meanings(self) -> dict[str, str]:
+        out = {
+            "cards": "the card on every slot with two: the first-game card (base), "
+            "its alternate, or a random pick per slot (a slot below may override it)",
+        }
+        for slot in D.SLOTS:
+            if slot.base != slot.alternate:
+                out[slot.id.lower()] = (
+                    f"island {slot.island} ({slot_cost(slot)}): {set_name(slot.base)} (base) "
+                    f"or {set_name(slot.alternate)} (alternate); null: as cards"
+                )
+        return out
+
     def face_up(self, view: Any, seat: int, die: int) -> str:
         p = view.players[seat]
         return p.dice[die][p.up[die]]
@@ -149,14 +169,14 @@ class DiceForgeRenderer(Renderer):
             return "use the ship first" if m.ship_first else "take the gain first, then the ship"
         if t == "ship_buy":
             cost = D.COST.get(m.face)
-            return f"buy {face_text(m.face)} with the ship (price {cost} less the discount)"
+            return f"buy the face [{face_text(m.face)}] with the ship (price {cost}, less the discount)"
         if t == "ship_pass":
             return "do not use the ship"
         if t == "forge_face":
             new = self.placing(view)
             old = self.face_on(view, m.die, m.slot)
-            what = face_text(new) if new else "the face"
-            return f"forge {what} on the {DIE[m.die]} die over face {m.slot + 1} ({old})"
+            what = f"[{face_text(new)}]" if new else "the face"
+            return f"forge {what} on the {DIE[m.die]} die over face {m.slot + 1} [{old}]"
         if t == "use_cerberus":
             return "repeat the blessing with Cerberus" if m.use else "keep the Cerberus token"
         if t == "use_triton":
@@ -173,7 +193,7 @@ class DiceForgeRenderer(Renderer):
         if t == "end_reinforcements":
             return "no (more) reinforcements"
         if t == "buy_face":
-            return f"buy {face_text(m.face)} for {D.COST.get(m.face, '?')} gold"
+            return f"buy the face [{face_text(m.face)}] for {D.COST.get(m.face, '?')} gold"
         if t == "finish_offering":
             return "buy no more faces"
         if t == "perform_feat":
@@ -185,7 +205,7 @@ class DiceForgeRenderer(Renderer):
         if t == "choose_boar_bearer":
             return f"forge the Boar face on {self.whose(m.seat)} die"
         if t == "choose_shield":
-            return f"forge {face_text(m.face)}"
+            return f"forge the face [{face_text(m.face)}]"
         if t == "choose_satyr_faces":
             a = self.face_up(view, *m.first) if view else ""
             b = self.face_up(view, *m.second) if view else ""
@@ -255,13 +275,13 @@ class DiceForgeRenderer(Renderer):
             bonus = f", {e.glory} glory" if e.glory else ""
             return f"{self.whose(e.seat).capitalize()} Hammer +{e.spaces} ({e.position}/{D.HAMMER_TRACK}{bonus})"
         if t == "face_bought":
-            return f"{self.Seat(e.seat)} bought {face_text(e.face)} for {e.cost} gold"
+            return f"{self.Seat(e.seat)} bought the face [{face_text(e.face)}] for {e.cost} gold"
         if t == "garden_face_taken":
-            return f"{self.Seat(e.seat)} took a {face_text(e.face)} face"
+            return f"{self.Seat(e.seat)} took the face [{face_text(e.face)}]"
         if t == "face_forged":
             return (
-                f"{self.Seat(e.seat)} forged {face_text(e.face)} on the {DIE[e.die]} die "
-                f"over {face_text(e.replaced)}"
+                f"{self.Seat(e.seat)} forged [{face_text(e.face)}] on the {DIE[e.die]} die "
+                f"over [{face_text(e.replaced)}]"
             )
         if t == "extra_action_taken":
             return f"{self.Seat(e.seat)} paid {e.sun} sun for a second action"
@@ -321,14 +341,35 @@ class DiceForgeRenderer(Renderer):
             "pick_minor_die": "choosing a die",
         }.get(t, t.replace("_", " "))
 
+    def lane_words(self, task: Any) -> str:
+        """A pending part of a blessing, in words."""
+        t = self.tag(task)
+        if t == "bless":
+            faces = ", ".join(face_text(f) for f in (task.eff or task.faces))
+            return f"{self.whose(task.seat)} {task.kind} blessing ({faces})"
+        if t == "gain":
+            got = vec_text((task.gold, task.sun, task.moon, task.glory))
+            return f"{self.seat(task.seat)} gain{'' if task.seat == self.me else 's'} {got}: how to split it"
+        if t == "ship_offer":
+            return f"{self.whose(task.seat)} ship: buy a face {task.discount} gold cheaper"
+        if t == "boar_reward":
+            return f"{self.whose(task.seat)} {task.colour} boar showed: a reward"
+        if t == "cerberus_offer":
+            return f"{self.seat(task.seat)} may repeat the blessing with Cerberus"
+        if t == "place_face":
+            return f"{self.seat(task.seat)} to forge [{face_text(task.face)}]"
+        return t.replace("_", " ")
+
     def sections(self, view: Any) -> list[Section]:
         v = view
         n = len(v.players)
         step = ""
         if v.flow:
             step = f"; {self.task_words(v.flow[0])}"
-        head = f"Round {v.round} of {v.rounds}: {self.seat(v.active)} to play{step}"
-        out = [Section("round", (head, f"Score: {self.standing(v)}"))]
+        head = f"Round {v.round} of {v.rounds}: {self.seat(v.active)} to play{step} (* = face up)"
+        pending = [self.lane_words(lane[0]) for lane in v.lanes if lane]
+        lines = (head, *(f"now: {p}" for p in pending), f"Score: {self.standing(v)}")
+        out = [Section("", lines)]
         order = list(range(n))
         if self.me is not None:
             order = order[self.me :] + order[: self.me]
@@ -345,24 +386,22 @@ class DiceForgeRenderer(Renderer):
             ]
             for d in (0, 1):
                 faces = [
-                    f"[{face_text(f)}]" if i == p.up[d] else face_text(f)
-                    for i, f in enumerate(p.dice[d])
+                    face_text(f) + ("*" if i == p.up[d] else "") for i, f in enumerate(p.dice[d])
                 ]
-                lines.append(f"{DIE[d]:>5}: {' | '.join(faces)}")
+                lines.append(f"{DIE[d]:>5} die: {' | '.join(faces)}")
             if p.cards:
                 lines.append(f"cards: {listing(D.CARDS[c].name for c in p.cards if c in D.CARDS)}")
             out.append(Section("you" if seat == self.me else self.seat(seat), tuple(lines)))
-        temple = []
+        by_cost: dict[int, dict[str, int]] = {}
         for pool, faces in zip(D.SANCTUARY, v.sanctuary, strict=False):
-            if faces:
-                counts: dict[str, int] = {}
-                for f in faces:
-                    counts[f] = counts.get(f, 0) + 1
-                temple.append(
-                    f"{pool.cost:>2} gold: "
-                    + ", ".join(f"{face_text(f)} x{c}" for f, c in counts.items())
-                )
-        out.append(Section("temple", tuple(temple) or ("sold out",)))
+            for f in faces:
+                counts = by_cost.setdefault(pool.cost, {})
+                counts[f] = counts.get(f, 0) + 1
+        temple = [
+            f"{cost:>2} gold: " + ", ".join(f"[{face_text(f)}] x{c}" for f, c in counts.items())
+            for cost, counts in by_cost.items()
+        ]
+        out.append(Section("temple (faces for sale)", tuple(temple) or ("sold out",)))
         islands = []
         for i, slot in enumerate(D.SLOTS):
             stack = v.stacks[i]

@@ -4,7 +4,7 @@ events in words. Card data comes from ``engine_core.games.dwarves_duel.data``.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from engine_core.games.dwarves_duel import data as D
 from engine_core.games.dwarves_duel.data import CARDS
@@ -66,6 +66,14 @@ def effect_text(card: D.Card) -> str:
 
 
 class DwarvesDuelRenderer(Renderer):
+    ROUND = "turn"
+    OPTIONS: ClassVar[dict[str, str]] = {
+        "seat0_side": "the side seat 0 leads (seat 1 gets the other)",
+        "first_player": "the seat that starts (null: drawn at random)",
+        "always_offer_windows": "wait for an explicit pass in every response window, "
+        "even without a Twist to play (hides whether you hold one)",
+    }
+
     # ------------------------------------------------------------ names
     def card(self, cid: str) -> str:
         c = CARDS.get(cid)
@@ -81,6 +89,13 @@ class DwarvesDuelRenderer(Renderer):
             bits.append(f"{c.hp} HP")
         effect = effect_text(c)
         return f"{c.name} ({', '.join(bits)}{': ' + effect if effect else ''})"
+
+    def card_short(self, cid: str) -> str:
+        """``Djerůn (Ally, cost one 3)``: the menu form (the hand shows the rest)."""
+        c = CARDS.get(cid)
+        if c is None:
+            return cid
+        return f"{c.name} ({TYPE_NAME.get(c.type, c.type)}, {cost_text(c)})"
 
     def owner(self, view: Any, cid: str) -> int | None:
         c = CARDS.get(cid)
@@ -125,7 +140,7 @@ class DwarvesDuelRenderer(Renderer):
         if t == "end_dice_phase":
             return "keep these dice (go on to the card phase)"
         if t == "play_card":
-            text = f"play {self.card_full(move.card)}"
+            text = f"play {self.card_short(move.card)}"
             if move.payment:
                 text += f", paying {self.payment(view, move.payment)}"
             if move.target:
@@ -189,7 +204,7 @@ class DwarvesDuelRenderer(Renderer):
             cause = "the king" if e.cause == "king" else "an Event"
             return f"{self.Seat(e.seat)} turned {e.die} from {e.old} to W ({cause})"
         if t == "card_played":
-            paid = f", paying {self.payment(None, e.payment)}" if e.payment else ""
+            paid = f", paying {self.payment(view, e.payment)}" if e.payment else ""
             return f"{self.Seat(e.seat)} played {self.card_full(e.card)}{paid}"
         if t == "extra_dice_pending":
             return f"{self.Seat(e.seat)} will roll 2 more dice next time"
@@ -272,7 +287,7 @@ class DwarvesDuelRenderer(Renderer):
             f"Wild Cards: {wild}",
             f"Score: {self.standing(v)}",
         ]
-        out = [Section("turn", (head,)), Section("table", tuple(table))]
+        out = [Section("", (head,)), Section("table", tuple(table))]
         order = [self.me, 1 - self.me] if self.me in (0, 1) else [0, 1]
         for seat in order:
             p = v.players[seat]
@@ -282,14 +297,14 @@ class DwarvesDuelRenderer(Renderer):
                 hand += f" (known: {listing(self.card(c) for c in p.known_hand)})"
             lines = [
                 f"{SIDE_NAME.get(p.side, p.side)}: pile {p.pile_count}, {hand}, "
-                f"discard {len(p.discard)}{top}"
+                f"discard {len(p.discard)}{top}; display:"
             ]
             for dc in p.display:
                 c = CARDS.get(dc.card)
                 dmg = f" [damage {dc.damage}/{c.hp}]" if c and c.hp and dc.damage else ""
                 lines.append(f"  {self.card_full(dc.card)}{dmg}")
             if not p.display:
-                lines.append("  (no cards in display)")
+                lines.append("  (empty)")
             title = "you" if seat == self.me else self.seat(seat)
             out.append(Section(title, tuple(lines)))
             if p.hand is not None:

@@ -58,7 +58,15 @@ def test_games_works_with_no_environment(home: Path) -> None:
 def test_local_play_works_with_no_environment(home: Path) -> None:
     result = run_installed("local", "tic_tac_toe", home=home)
     assert result.returncode == 0, result.stderr
-    assert "result:" in result.stdout
+    assert "result after 9 moves" in result.stdout
+    assert "X" in result.stdout and "O" in result.stdout, "the final board"
+
+
+def test_local_auto_play_prints_a_line_per_round(home: Path) -> None:
+    result = run_installed("local", "assault_of_the_giants", home=home)
+    assert result.returncode == 0, result.stderr
+    assert "round 1 done" in result.stdout
+    assert len(result.stdout.splitlines()) < 100
 
 
 def test_a_command_needing_the_stack_says_how_to_start_it(home: Path) -> None:

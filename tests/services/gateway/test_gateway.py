@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import grpc
 import httpx
 import nats
 import pytest
@@ -191,3 +192,88 @@ async def test_a_dwarves_duel_socket_never_carries_the_other_seats_hand(
     for v, raw in commits:
         leaked = {card for card in theirs[v] if f'"{card}"' in raw}
         assert not leaked, (v, leaked)
+
+
+async def test_every_game_serves_its_public_catalog(base_url: str) -> None:
+    async with httpx.AsyncClient(base_url=base_url) as http:
+        games = (await http.get("/api/v1/games")).json()["games"]
+        for g in games:
+            r = await http.get(f"/api/v1/games/{g['id']}/catalog")
+            assert r.status_code == 200, r.text
+            assert r.json()["game"] == g["id"]
+        cards = (await http.get("/api/v1/games/dwarves_duel/catalog")).json()["cards"]
+        assert cards["G05"]["name"] == "Tungdil" and cards["G05"]["cost"] == "ONE"
+        missing = await http.get("/api/v1/games/chess/catalog")
+        assert missing.status_code == 404
+        assert missing.json()["error"]["reason"] == "unknown_game"
+        doc = (await http.get("/api/v1/openapi.json")).json()
+        assert "/api/v1/games/{game}/catalog" in doc["paths"]
+
+
+async def test_clocks_come_with_the_match_and_every_commit(player: Player) -> None:
+    r = await player.http.post(
+        "/api/v1/tickets",
+        json={
+            "game": "tic_tac_toe",
+            "player_counts": [2],
+            "allow_bots": True,
+            "time_control": "1h",
+        },
+    )
+    assert r.status_code == 200, r.text
+    sock = await player.socket()
+    await sock.send({"op": "watch_ticket", "sub": "t", "ticket_id": r.json()["ticket_id"]})
+    while (frame := await sock.recv())["type"] != "ticket" or frame["state"] != "matched":
+        pass
+    match_id = frame["matched"]["match_id"]
+    m = (await player.http.get(f"/api/v1/matches/{match_id}")).json()
+    assert m["time_control"]["kind"] == "KIND_PER_MOVE"
+    assert m["server_time"]
+    awaited = [c for c in m["clocks"] if c["deadline"]]
+    assert {c["seat"] for c in awaited} == set(m["awaiting"])
+    await sock.send({"op": "watch", "sub": "m", "match_id": match_id})
+    while (frame := await sock.recv()).get("sub") != "m":
+        pass
+    assert frame["type"] == "commit" and frame["clocks"], frame
+    assert frame["timeout"] is False
+    await sock.close()
+    bad = await player.http.post(
+        "/api/v1/tickets",
+        json={"game": "tic_tac_toe", "player_counts": [2], "time_control": "-5s"},
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["reason"] == "bad_time_control"
+
+
+async def test_tournaments_are_listed_joined_and_followed(player: Player, stack: Stack) -> None:
+    from services.common.auth import ROLE_ORGANISER, AuthSettings, Tokens, bearer_metadata
+    from tabletop.tournaments.v1 import tournaments_pb2 as tpb
+    from tabletop.tournaments.v1 import tournaments_pb2_grpc
+
+    organiser = Tokens(AuthSettings(secret=stack._secret())).issue("org", role=ROLE_ORGANISER)
+    async with grpc.aio.insecure_channel(stack.endpoints()["tournaments"]) as ch:
+        stub = tournaments_pb2_grpc.TournamentServiceStub(ch)
+        created = await stub.CreateTournament(
+            tpb.CreateTournamentRequest(
+                name="Friday Swiss", game="tic_tac_toe", format=tpb.FORMAT_SWISS, rounds=2
+            ),
+            metadata=bearer_metadata(organiser),
+        )
+    tid = created.tournament_id
+    listed = (await player.http.get("/api/v1/tournaments", params={"status": "registering"})).json()
+    assert tid in {t["tournament_id"] for t in listed["tournaments"]}
+    sock = await player.socket()
+    await sock.send({"op": "watch_tournament", "sub": "x", "tournament_id": tid})
+    first = await sock.recv()
+    assert first["type"] == "tournament" and first["event_type"] == "created", first
+    r = await player.http.post(f"/api/v1/tournaments/{tid}/register")
+    assert r.status_code == 200, r.text
+    registered = await sock.recv()
+    assert registered["event_type"] == "registered", registered
+    t = (await player.http.get(f"/api/v1/tournaments/{tid}")).json()
+    assert t["name"] == "Friday Swiss" and t["status"] == "STATUS_REGISTERING"
+    assert [e["player"] for e in t["entrants"]] == [player.player_id]
+    again = await player.http.post(f"/api/v1/tournaments/{tid}/register")
+    assert again.status_code == 409 and again.json()["error"]["reason"] == "already_registered"
+    r = await player.http.post(f"/api/v1/tournaments/{tid}/withdraw")
+    assert r.status_code == 200, r.text
+    await sock.close()

@@ -172,9 +172,10 @@ async def test_a_token_expired_within_the_grace_period_is_renewed(service, match
         (lambda s: s.tokens.issue("guest:a", ttl_s=-31 * 24 * 3600), "refresh_window_passed"),
         (lambda s: forged(s).token, "invalid_token"),
         (lambda s: "not-a-jwt", "invalid_token"),
+        (lambda s: s.tokens.party_token("guest:a", "guest:b", "tic_tac_toe")[0], "invalid_token"),
         (lambda s: None, "missing_token"),
     ],
-    ids=["past-the-grace-period", "forged", "garbage", "no-token"],
+    ids=["past-the-grace-period", "forged", "garbage", "party-token", "no-token"],
 )
 async def test_refresh_refuses_what_it_cannot_trust(service, token, reason) -> None:
     e = await refused(refresh(service, token(service)))

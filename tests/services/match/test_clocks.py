@@ -26,6 +26,7 @@ from services.match.model import KIND_FORFEIT, Commit, now_ms
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.services.match.conftest import stream_commits
 from tests.services.match.helpers import commits_of, replay_in_process
+from tests.services.match.secret_game import GAME as SECRET_GAME
 
 TC = match_pb2.TimeControl
 A, B = "guest:a", "guest:b"
@@ -160,8 +161,8 @@ async def test_a_move_just_before_the_deadline_wins_just_after_loses(service) ->
     match_id = await a.create("tic_tac_toe", [A, B], match_options=per_move(1000))
     first = (await commits_of(service, match_id))[0]
     assert first.clocks is not None
-    # just before: seat 0 moves 150 ms before its deadline and wins
-    await asyncio.sleep(max(0, first.clocks.deadlines[0] - now_ms() - 150) / 1000)
+    # just before: seat 0 moves 300 ms before its deadline and wins
+    await asyncio.sleep(max(0, first.clocks.deadlines[0] - now_ms() - 300) / 1000)
     reply = await a.submit(match_id, '{"type": "place_mark", "cell": 4}')
     assert reply.version == 1
     deadline_b = reply.clocks[1].deadline
@@ -419,3 +420,32 @@ async def test_kill_9_of_a_replica_handling_fires_another_applies_them_once(
                     proc.wait(10)
                 except subprocess.TimeoutExpired:
                     proc.kill()
+
+
+async def test_simultaneous_decisions_run_every_awaited_clock_at_once(service) -> None:
+    """All three seats bid at once: seat 1 bids, seats 0 and 2 stay silent
+    and time out at the deadline set when the round began."""
+    ids = ["guest:p0", "guest:p1", "guest:p2"]
+    p0, p1 = service.player(ids[0]), service.player(ids[1])
+    match_id = await p0.create(SECRET_GAME.name, ids, match_options=fischer(1500, 500))
+    await asyncio.sleep(0.2)
+    await p1.submit(match_id, '{"type": "bid", "amount": 3}')
+
+    async def round_over() -> list[Commit]:
+        commits = await commits_of(service, match_id)
+        return commits if len(commits) >= 4 else []
+
+    commits = await until(round_over)
+    created, bid = commits[0], commits[1]
+    assert created.clocks is not None and bid.clocks is not None
+    start = created.clocks.deadlines
+    assert start[0] == start[1] == start[2] == created.time_ms + 1500  # all running
+    # seat 1's move charged its own bank only; the others kept their deadlines
+    assert bid.clocks.remaining[1] == 1500 - (bid.time_ms - created.time_ms) + 500
+    assert bid.clocks.deadlines[0] == start[0] and bid.clocks.deadlines[2] == start[2]
+    timed_out = commits[2:4]
+    assert sorted(c.seat for c in timed_out) == [0, 2]
+    assert all(c.timeout and c.time_ms >= start[0] for c in timed_out)
+    assert timed_out[-1].clocks is not None
+    assert [timed_out[-1].clocks.remaining[s] for s in (0, 2)] == [0, 0]
+    assert_timeouts_on_time(commits)

@@ -4,6 +4,7 @@ by a function (no servers), for the pairing invariants on many seeds."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 
 from engine_core.registry import default_registry
@@ -124,3 +125,40 @@ class Sim:
         while self.play_round(rng, ranks):
             pass
         return self.t
+
+
+def replay_undisturbed(events: list) -> Tournament:
+    """The tournament an undisturbed run makes from the same creation, the
+    same registrations and seeds, and the same match results (looked up by
+    round and players): every pairing decided again by the pure formats.
+    A run that crashed, lost replicas or raced must have made exactly this."""
+    created = events[0]
+    assert isinstance(created, TournamentCreated)
+    results: dict[tuple[int, frozenset[str], int], tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    games: Counter = Counter()
+    for e in events:
+        if isinstance(e, MatchResultRecorded):
+            key = frozenset(e.players)
+            games[e.round, key] += 1
+            results[e.round, key, games[e.round, key]] = (e.players, e.ranks)
+    sim = Sim.__new__(Sim)
+    sim.game = default_registry().get(created.game)
+    sim.items = [(1, created)]
+    sim.t = fold(sim.items)
+    sim.matches = 0
+    for e in events[1:]:
+        if isinstance(e, PlayerRegistered | PlayerWithdrawn | RegistrationClosed):
+            sim._add(e)
+    played: Counter = Counter()
+
+    def ranks(t: Tournament, players: tuple[str, ...], _rng) -> tuple[int, ...]:
+        rnd = len(t.rounds)
+        key = frozenset(players)
+        played[rnd, key] += 1
+        stored_players, stored_ranks = results[rnd, key, played[rnd, key]]
+        by_player = dict(zip(stored_players, stored_ranks, strict=True))
+        return tuple(by_player[p] for p in players)
+
+    while sim.play_round(random.Random(0), ranks):
+        pass
+    return sim.t

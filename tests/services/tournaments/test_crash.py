@@ -22,7 +22,12 @@ from collections import Counter
 import pytest
 
 from services.common.servers import free_port
-from services.tournaments.model import MatchResultRecorded, RoundCompleted, RoundStarted
+from services.tournaments.model import (
+    MatchResultRecorded,
+    RoundCompleted,
+    RoundStarted,
+    TournamentFinished,
+)
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 
 from .conftest import (
@@ -35,6 +40,7 @@ from .conftest import (
     tournament_events,
     until,
 )
+from .sim import replay_undisturbed
 
 
 class Killed(BaseException):
@@ -70,6 +76,20 @@ async def check_exactly_once(stack, tid: str, t: pb.Tournament) -> None:
     started = [e.round for e in events if isinstance(e, RoundStarted)]
     completed = [e.round for e in events if isinstance(e, RoundCompleted)]
     assert started == completed == list(range(1, len(t.rounds) + 1))
+    same_as_undisturbed(events)
+
+
+def same_as_undisturbed(events: list) -> None:
+    """Pairings and standings are those of an undisturbed run with the same
+    seed and the same results."""
+    calm = replay_undisturbed(events)
+    rounds = [e for e in events if isinstance(e, RoundStarted)]
+    assert [[tb.players for tb in r.tables] for r in rounds] == [
+        [tuple(tb.players) for tb in r.tables] for r in calm.rounds
+    ]
+    assert [r.byes for r in rounds] == [tuple(r.byes) for r in calm.rounds]
+    (done,) = [e for e in events if isinstance(e, TournamentFinished)]
+    assert done.standings == calm.standings
 
 
 POINTS = [

@@ -107,6 +107,41 @@ async def test_single_elimination_with_byes_and_replayed_draws(stack):
     check_matches_once(t, await match_subjects(stack.nats_url))
 
 
+async def test_a_player_who_vanishes_forfeits_by_the_clock(stack):
+    """Every tournament match carries the tournament's clock; a seat that
+    times out forfeits, so the round ends without them."""
+    from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+    await stack.replica()
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=1, seed="s",
+            time_control=pb.TimeControl(kind=pb.TimeControl.KIND_PER_MOVE, seconds=0.3,
+                                        max_timeouts=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    await stub.Register(
+        pb.RegisterRequest(tournament_id=tid, player="bot:stays"), metadata=ORGANISER
+    )
+    await stub.Register(pb.RegisterRequest(tournament_id=tid), metadata=auth("guest:gone"))
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    t = await finished(stub, tid, timeout=60)
+    (table,) = t.rounds[0].tables
+    assert table.result.reason == "forfeit"
+    assert t.standings[0].player == "bot:stays" and t.standings[0].points == 1
+    async with grpc.aio.insecure_channel(stack.match.address) as channel:
+        m = await match_pb2_grpc.MatchServiceStub(channel).GetMatch(
+            match_pb2.GetMatchRequest(match_id=table.match_ids[0]), metadata=ORGANISER
+        )
+    tc = m.match_options.time_control
+    assert (tc.kind, tc.per_move_ms, tc.max_timeouts) == (
+        match_pb2.TimeControl.KIND_PER_MOVE, 300, 1)  # fmt: skip
+    assert tc.on_max_timeouts == match_pb2.TimeControl.ON_MAX_TIMEOUTS_FORFEIT
+
+
 async def test_watch_streams_every_event_then_ends(stack):
     await stack.replica()
     stub = stack.stub()
@@ -155,6 +190,12 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
                                   options=pb.TournamentOptions(table_size=6)), metadata=ORGANISER),
         C.INVALID_ARGUMENT, "table_size_unsupported",
     )  # fmt: skip
+    await _rejected(
+        stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=2,
+                                  time_control=pb.TimeControl(kind=pb.TimeControl.KIND_PER_MOVE,
+                                                              seconds=0.01)), metadata=ORGANISER),
+        C.INVALID_ARGUMENT, "bad_time_control",
+    )  # fmt: skip
     await _rejected(stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_UNSPECIFIED),
                                           metadata=ORGANISER), C.INVALID_ARGUMENT, "unknown_format")  # fmt: skip
     await _rejected(stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=2),
@@ -193,3 +234,23 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
     events = await tournament_events(stack.nats_url, tid)
     assert not any(getattr(e, "player", "") == "guest:carol" for e in events)
     assert len(events) >= before and sum(isinstance(e, RoundStarted) for e in events) <= 1
+
+
+async def test_bot_fill_and_late_registration(stack):
+    await stack.replica()
+    stub = stack.stub()
+    tid = await create(stub, "tic_tac_toe", pb.FORMAT_SWISS, rounds=3, bot_fill=True,
+                       late_registration_rounds=3)  # fmt: skip
+    await register_bots(stub, tid, 3)
+    started = await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    assert len(started.entrants) == 4  # a bot evened the field
+    assert any(e.player.startswith("bot:fill-") for e in started.entrants)
+    late = await stub.Register(pb.RegisterRequest(tournament_id=tid, player="bot:late"),
+                               metadata=ORGANISER)  # fmt: skip
+    joined = next(e.joined_round for e in late.entrants if e.player == "bot:late")
+    assert joined >= 2
+    t = await finished(stub, tid)
+    assert not t.rounds[0].byes  # 4 players in round 1
+    for r in t.rounds:
+        seated = [p for tb in r.tables for p in tb.players] + list(r.byes)
+        assert ("bot:late" in seated) == (r.round >= joined)
