@@ -33,11 +33,10 @@ import grpc
 import nats
 from nats.js.errors import NotFoundError
 
-from bench.match_e2e import SECRET, _scripts
+from bench.match_e2e import SECRET, _scripts, _wait_listening
 from bench.stats import percentile, summary_ms
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
-from services.common.logging import listening_address
-from services.common.servers import NatsServer, ValkeyServer
+from services.common.servers import NatsServer, ValkeyServer, free_port
 from services.match.model import decode_commit
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -51,30 +50,27 @@ def _options(per_move_ms: int) -> match_pb2.MatchOptions:
 
 
 def _start_service(nats_url: str, redis_url: str) -> tuple[subprocess.Popen[str], str]:
+    # logging at WARNING: the start is seen on the port (the start-up line is info)
+    port = free_port()
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": nats_url,
         "TABLETOP_REDIS_URL": redis_url,
         "TABLETOP_JWT_SECRET": SECRET,
-        "TABLETOP_MATCH_PORT": "0",
+        "TABLETOP_MATCH_HOST": "127.0.0.1",
+        "TABLETOP_MATCH_PORT": str(port),
         "TABLETOP_LOG_LEVEL": "WARNING",
         "TABLETOP_MATCH_HOT_CACHE": "4096",
     }
     proc = subprocess.Popen(
         [sys.executable, "-m", "services.match"],
         env=env,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the match service exited before listening")
-        address = listening_address(line)
-        if address is not None:
-            return proc, address
+    _wait_listening(proc, port, "match service")
+    return proc, f"127.0.0.1:{port}"
 
 
 class _Client:

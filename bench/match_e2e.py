@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +36,6 @@ from bench.stats import summary_ms
 from engine_core.registry import default_registry
 from engine_core.testing import playout
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
-from services.common.logging import listening_address
 from services.common.servers import NatsServer, ValkeyServer, free_port
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -116,6 +116,22 @@ async def _concurrent(address: str, matches: int, seconds: float) -> dict[str, A
     }
 
 
+def _wait_listening(proc: subprocess.Popen[str], port: int, what: str) -> None:
+    """Until ``port`` accepts connections (the services log their start-up line
+    at info, which the benchmarks turn off: they watch the port instead)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the {what} exited before listening")
+        with socket.socket() as s:
+            s.settimeout(0.2)
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError(f"the {what} did not listen on port {port} within 60 s")
+
+
 def _start_rules(workers: int, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
     """The rules service as its own process(es) on a free port (the code in
     ``cwd``, default this checkout)."""
@@ -126,16 +142,11 @@ def _start_rules(workers: int, cwd: str | None = None) -> tuple[subprocess.Popen
         env={**os.environ, "TABLETOP_LOG_LEVEL": "WARNING", **_source_env(cwd)},
         cwd=cwd,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
         text=True,
     )
-    assert proc.stderr is not None
-    while True:
-        line = proc.stderr.readline()
-        if not line:
-            raise RuntimeError("the rules service exited before listening")
-        if "listening on port" in line:
-            return proc, f"127.0.0.1:{port}"
+    _wait_listening(proc, port, "rules service")
+    return proc, f"127.0.0.1:{port}"
 
 
 def _source_env(cwd: str | None) -> dict[str, str]:
@@ -145,12 +156,14 @@ def _source_env(cwd: str | None) -> dict[str, str]:
 def _start_service(
     nats: NatsServer, valkey: ValkeyServer, rules_addr: str = "", cwd: str | None = None
 ) -> tuple[subprocess.Popen[str], str]:
+    port = free_port()
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": nats.url,
         "TABLETOP_REDIS_URL": valkey.url,
         "TABLETOP_JWT_SECRET": SECRET,
-        "TABLETOP_MATCH_PORT": "0",
+        "TABLETOP_MATCH_HOST": "127.0.0.1",
+        "TABLETOP_MATCH_PORT": str(port),
         "TABLETOP_LOG_LEVEL": "WARNING",
         "TABLETOP_RULES_ADDR": rules_addr,
         # Two guests play every move of the load: per-caller limits are off.
@@ -161,18 +174,12 @@ def _start_service(
         [sys.executable, "-m", "services.match"],
         env=env,
         cwd=cwd,
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    assert proc.stdout is not None
-    while True:
-        line = proc.stdout.readline()
-        if not line:
-            raise RuntimeError("the match service exited before listening")
-        address = listening_address(line)
-        if address is not None:
-            return proc, address
+    _wait_listening(proc, port, "match service")
+    return proc, f"127.0.0.1:{port}"
 
 
 def _cpu_s(pid: int | None) -> float:

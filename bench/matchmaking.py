@@ -24,7 +24,6 @@ import contextlib
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,9 +34,10 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from bench.match_e2e import _wait_listening
 from engine_core.registry import default_registry
 from services.common.logging import configure_logging
-from services.common.servers import NatsServer, ValkeyServer
+from services.common.servers import NatsServer, ValkeyServer, free_port
 from services.matchmaking.inprocess import InProcessMatchCreator
 from services.matchmaking.match_client import GrpcMatchCreator
 from services.matchmaking.matchmaker import Matchmaker
@@ -144,11 +144,13 @@ async def _bench(
 @contextlib.contextmanager
 def _match_service(nats_url: str, redis_url: str) -> Iterator[str]:
     """``python -m services.match`` in its own process; yields its address."""
+    port = free_port()
     env = {
         **os.environ,
         "TABLETOP_NATS_URL": nats_url,
         "TABLETOP_REDIS_URL": redis_url,
-        "TABLETOP_MATCH_PORT": "0",
+        "TABLETOP_MATCH_HOST": "127.0.0.1",
+        "TABLETOP_MATCH_PORT": str(port),
         "TABLETOP_JWT_SECRET": SECRET,
         "TABLETOP_LOG_LEVEL": "WARNING",
     }
@@ -162,17 +164,10 @@ def _match_service(nats_url: str, redis_url: str) -> Iterator[str]:
                 stderr=subprocess.STDOUT,
             )
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                found = re.search(r"listening on (\S+)", out.read_text(errors="replace"))
-                if found:
-                    break
-                if proc.poll() is not None:
-                    raise RuntimeError(f"the match service exited:\n{out.read_text()}")
-                time.sleep(0.05)
-            else:
-                raise RuntimeError("the match service did not start")
-            yield found.group(1)
+            # logging at WARNING: the start is seen on the port (the
+            # start-up line is info)
+            _wait_listening(proc, port, "match service")  # type: ignore[arg-type]
+            yield f"127.0.0.1:{port}"
         finally:
             proc.terminate()
             proc.wait(10)

@@ -23,13 +23,13 @@ from typing import Any
 
 import grpc
 
+from bench.match_e2e import _start_rules
 from bench.stats import summary_ms
 from engine_core.decider import apply
 from engine_core.registry import default_registry
 from engine_core.testing import move_entropy, playout, setup_entropy
 from services.common.codecs import decode_state, to_json
 from services.rules.client import RulesClient
-from services.rules.process import RulesProcess
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 DEFAULT_GAMES = ("tic_tac_toe", "dice_forge")
@@ -117,16 +117,20 @@ def run(
     registry = default_registry()
     wanted = [g for g in (games or DEFAULT_GAMES) if g in registry]
     results = []
-    with (
-        RulesProcess(workers=1, env={"TABLETOP_LOG_LEVEL": "WARNING"}) as proc,
-        grpc.insecure_channel(proc.address) as channel,
-    ):
-        stub = rules_pb2_grpc.RulesServiceStub(channel)
-        for game_id in wanted:
-            results.append({"client": "sync", **measure(stub, game_id, samples)})
-        if aio:
+    # logging at WARNING (the figure is serving, not logging): the start is
+    # seen on the port, not in the start-up line
+    proc, address = _start_rules(1)
+    try:
+        with grpc.insecure_channel(address) as channel:
+            stub = rules_pb2_grpc.RulesServiceStub(channel)
             for game_id in wanted:
-                results.append(asyncio.run(measure_client(proc.address, game_id, samples)))
+                results.append({"client": "sync", **measure(stub, game_id, samples)})
+            if aio:
+                for game_id in wanted:
+                    results.append(asyncio.run(measure_client(address, game_id, samples)))
+    finally:
+        proc.terminate()
+        proc.wait(15)
     return results
 
 

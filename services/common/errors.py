@@ -251,6 +251,9 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
     Put it after ``LoggingInterceptor`` so the log line sees the final status.
     """
 
+    def __init__(self) -> None:
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
@@ -259,7 +262,13 @@ class ErrorInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        return wrap_handler(handler, _mapped)
+        method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]  # wrapped once per method, not once per call
+        wrapped = wrap_handler(handler, _mapped)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
 
 def _mapped(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:

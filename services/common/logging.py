@@ -251,6 +251,7 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
             sample = int(os.environ.get("TABLETOP_LOG_SAMPLE", "100"))
         self._sample = max(0, sample)
         self._samplers: dict[str, _Sampler] = {}
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -261,6 +262,9 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         if handler is None:
             return handler
         method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]  # wrapped once per method, not once per call
         quiet: Any = method.startswith(self._quiet)
         if not quiet and method in self._reads:
             quiet = self._samplers.get(method) or self._samplers.setdefault(
@@ -271,7 +275,9 @@ class LoggingInterceptor(grpc.aio.ServerInterceptor):
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
             return _logged(behavior, streaming, method, quiet, observers)
 
-        return wrap_handler(handler, wrapper)
+        wrapped = wrap_handler(handler, wrapper)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped
 
 
 class _Sampler:

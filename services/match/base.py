@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from services.common.auth import Principal
 from services.match.errors import OutcomeUnknown, Unavailable
@@ -23,6 +23,7 @@ from services.match.index import MatchIndex
 from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
 from services.match.store import AppendOutcomeUnknown, JetStreamStore, StoreUnavailable
+from services.match.writebehind import WriteBehind
 
 if TYPE_CHECKING:
     from services.match.timers import TimerSchedule
@@ -43,6 +44,7 @@ class AppConfig:
     allow_player_create: bool = True
     results_stream: str = "RESULTS"
     results_prefix: str = "results"
+    cache_write_interval_s: float = 0.02
 
 
 class AppBase:
@@ -64,8 +66,9 @@ class AppBase:
         self.config = config or AppConfig()
         self.feeds = Feeds(store)
         self._hot: OrderedDict[str, Projection] = OrderedDict()
-        self._background: set[asyncio.Task[Any]] = set()
-        self._writes: dict[str, asyncio.Task[Any]] = {}
+        self.cache_writes = WriteBehind(
+            cache, self._hot.get, interval_s=self.config.cache_write_interval_s
+        )
 
     @staticmethod
     def viewer_seat(principal: Principal, meta: MatchMeta) -> int | None:
@@ -77,7 +80,8 @@ class AppBase:
     # =============================================================== plumbing
     async def _rules(self, call: Awaitable[T]) -> T:
         try:
-            return await asyncio.wait_for(call, self.config.rules_timeout_s)
+            async with asyncio.timeout(self.config.rules_timeout_s):
+                return await call
         except (TimeoutError, RulesUnavailable) as e:
             raise Unavailable(
                 "rules_unavailable", f"the rules service is unavailable: {e or 'timeout'}"
@@ -124,28 +128,6 @@ class AppBase:
     async def _arm(self, match_id: str, version: int, clocks: Clocks | None) -> None:
         """Schedule the turn timer after a commit (see ``timers.Timeouts``)."""
 
-    def _cache_later(self, match_id: str, write: Callable[[], Awaitable[Any]]) -> None:
-        """A cache write after the answer, in order per match: each waits for
-        the match's previous write, so increments land one after the other."""
-        previous = self._writes.get(match_id)
-
-        async def run() -> None:
-            if previous is not None:
-                await asyncio.wait([previous])
-            await write()
-
-        task = asyncio.ensure_future(run())
-        self._writes[match_id] = task
-
-        def done(t: asyncio.Task[Any]) -> None:
-            if self._writes.get(match_id) is t:
-                del self._writes[match_id]
-
-        task.add_done_callback(done)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
     async def drain(self) -> None:
-        """Wait for the background cache writes (graceful shutdown, tests)."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+        """Write the pending cache updates now (graceful shutdown, tests)."""
+        await self.cache_writes.flush()

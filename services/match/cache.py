@@ -8,8 +8,13 @@ by a Lua script:
 
 * a full write (after a rebuild from the stream, which knows every key)
   applies when the stored version is older or missing;
-* an incremental write (after one move) applies only on top of exactly the
-  previous version, so an entry rebuilt from nothing never lacks a key.
+* an incremental write (after moves) applies only on top of exactly the
+  version it was made from (the previous one, or an older one when several
+  moves are written at once, with all their keys), so an entry rebuilt from
+  nothing never lacks a key.
+
+``put_many`` sends several writes (of any matches) in one pipeline: one
+round trip however many.
 
 Redis may lose everything at any time; a missing or stale entry is rebuilt
 from the stream by the application.
@@ -31,12 +36,12 @@ local ok
 if ARGV[1] == 'full' then
   ok = (not cur) or tonumber(cur) < v
 else
-  ok = cur and tonumber(cur) == v - 1
+  ok = cur and tonumber(cur) == tonumber(ARGV[6])
 end
 if ok then
   redis.call('HSET', KEYS[1], 'v', ARGV[2], 'p', ARGV[3])
   if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[4]) end
-  for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+  for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 end
 if cur or ok then
   local ttl = tonumber(ARGV[5])
@@ -97,9 +102,37 @@ class RedisProjectionCache:
             clocks=stored.clocks,
         )
 
-    async def put(self, projection: Projection, new_keys: dict[str, int] | None = None) -> bool:
+    async def put(
+        self,
+        projection: Projection,
+        new_keys: dict[str, int] | None = None,
+        *,
+        base: int | None = None,
+    ) -> bool:
         """Store forward only. ``new_keys=None``: a full write with every key
-        of the projection; else an increment by one version adding those keys."""
+        of the projection; else an increment from version ``base`` (default:
+        the previous one) adding those keys."""
+        try:
+            return bool(await self._put(**self._write(projection, new_keys, base)))
+        except RedisError:
+            return False
+
+    async def put_many(
+        self, writes: list[tuple[Projection, dict[str, int] | None, int | None]]
+    ) -> list[bool] | None:
+        """Several ``put(projection, new_keys, base=base)`` in one pipeline:
+        whether each applied, or ``None`` when Redis did not answer."""
+        try:
+            async with self.client.pipeline(transaction=False) as pipe:
+                for projection, new_keys, base in writes:
+                    await self._put(**self._write(projection, new_keys, base), client=pipe)
+                return [bool(r) for r in await pipe.execute()]
+        except RedisError:
+            return None
+
+    def _write(
+        self, projection: Projection, new_keys: dict[str, int] | None, base: int | None
+    ) -> dict[str, list[bytes | str | int]]:
         full = new_keys is None
         keys = projection.keys if full else new_keys
         stored = _Stored(
@@ -117,10 +150,8 @@ class RedisProjectionCache:
             _enc.encode(stored),
             _enc.encode(projection.meta) if full else b"",
             self.ttl_s,
+            projection.version - 1 if base is None else base,
         ]
         for k, v in (keys or {}).items():
             args += [f"k:{k}", v]
-        try:
-            return bool(await self._put(keys=[self.key(projection.meta.match_id)], args=args))
-        except RedisError:
-            return False
+        return {"keys": [self.key(projection.meta.match_id)], "args": args}

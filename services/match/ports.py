@@ -106,8 +106,22 @@ class EventStore(Protocol):
 class ProjectionCache(Protocol):
     async def get(self, match_id: str) -> Projection | None: ...
 
-    async def put(self, projection: Projection, new_keys: dict[str, int] | None = None) -> bool:
-        """Store ``projection`` unless a newer version is there (forward only)."""
+    async def put(
+        self,
+        projection: Projection,
+        new_keys: dict[str, int] | None = None,
+        *,
+        base: int | None = None,
+    ) -> bool:
+        """Store ``projection`` unless a newer version is there (forward only):
+        all of it (``new_keys=None``), or as an increment on version ``base``
+        (default the previous one) adding ``new_keys``."""
+        ...
+
+    async def put_many(
+        self, writes: list[tuple[Projection, dict[str, int] | None, int | None]]
+    ) -> list[bool] | None:
+        """Several ``put`` at once; whether each applied (``None``: no answer)."""
         ...
 
 

@@ -1,6 +1,6 @@
 """Loading a match: the projection in memory, else in Redis, else folded
-from the stream; catching up with commits appended elsewhere; writing the
-cache forward after an answer."""
+from the stream; catching up with commits appended elsewhere. What a load
+learns goes to the cache behind the answer (``writebehind``)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class Projections(AppBase):
         if not items:
             raise MatchNotFound(f"no match {match_id}")
         p = await self._fold(match_id, None, items)
-        self._cache_later(match_id, lambda: self.cache.put(p))
+        self.cache_writes.full(p)
         metrics.REBUILDS.inc()
         log.info("projection_rebuilt", match=match_id, version=p.version)
         return p
@@ -64,7 +64,7 @@ class Projections(AppBase):
         metrics.CATCH_UPS.inc()
         new = await self._fold(p.meta.match_id, p, items)
         self._remember(new)
-        self._cache_later(new.meta.match_id, lambda: self.cache.put(new))
+        self.cache_writes.full(new)
         return new
 
     async def _fold(
@@ -102,15 +102,6 @@ class Projections(AppBase):
             time_ms=last.time_ms,
             clocks=last.clocks,
         )
-
-    async def _write_forward(self, p: Projection, new_keys: dict[str, int]) -> None:
-        """One cache write per move: the increment; if Redis is not exactly one
-        version behind (a write still in flight, a flush), the whole latest
-        projection instead, so Redis does not stay behind."""
-        if await self.cache.put(p, new_keys):
-            return
-        latest = self._hot.get(p.meta.match_id, p)
-        await self.cache.put(latest if latest.version >= p.version else p)
 
     def _remember(self, p: Projection) -> None:
         current = self._hot.get(p.meta.match_id)

@@ -134,6 +134,7 @@ class MatchServer:
                 hot_cache_size=s.hot_cache,
                 allow_player_create=s.players_may_create,
                 results_stream=s.results_stream,
+                cache_write_interval_s=s.cache_write_interval_s,
             ),
             timers=timers,
         )
@@ -215,6 +216,7 @@ class MatchServer:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))
             except TimeoutError:
                 log.warning("cache_writes_dropped")
+            await self.app.cache_writes.close()
         if self._relay_task is not None:
             # Cancelled at once: what it had not acked is redelivered to another
             # replica (or this one, restarted), where it is a no-op if done.

@@ -17,6 +17,7 @@
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
+| TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S | 0.02 (Redis written behind, coalesced) |
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
@@ -66,6 +67,7 @@ class MatchSettings:
     decide_attempts: int = 5
     hot_cache: int = 1024
     cache_ttl_s: int = 86400
+    cache_write_interval_s: float = 0.02
     players_may_create: bool = True
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
@@ -107,6 +109,9 @@ class MatchSettings:
             decide_attempts=get("TABLETOP_MATCH_DECIDE_ATTEMPTS", d.decide_attempts, int),
             hot_cache=get("TABLETOP_MATCH_HOT_CACHE", d.hot_cache, int),
             cache_ttl_s=get("TABLETOP_MATCH_CACHE_TTL_S", d.cache_ttl_s, int),
+            cache_write_interval_s=get(
+                "TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S", d.cache_write_interval_s, float
+            ),
             players_may_create=get(
                 "TABLETOP_MATCH_PLAYERS_MAY_CREATE", d.players_may_create, _flag
             ),

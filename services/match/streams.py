@@ -53,7 +53,12 @@ class Streams(Projections):
         *,
         include_view: bool = False,
     ) -> AsyncIterator[CommitView]:
-        p = await self.load(match_id, fresh=True)
+        # The projection in hand may be behind the stream (another replica
+        # moved): following from it still delivers every later commit, so the
+        # head is asked for only when the client claims a version beyond it.
+        p = await self.load(match_id)
+        if after_version is not None and after_version > p.version:
+            p = await self.load(match_id, fresh=True)
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()

@@ -333,7 +333,7 @@ class Timeouts(Writes):
             clocks=commit.clocks,
         )
         self._remember(new)
-        self._cache_later(match_id, lambda: self.cache.put(new))
+        self.cache_writes.full(new)
         await self._finished(p.meta, commit)
         metrics.TIMEOUTS.labels("forfeit").inc()
         log.info("seat_forfeited", match=match_id, seat=seat, version=commit.version)

@@ -168,7 +168,7 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(projection)
-        self._cache_later(match_id, lambda: self.cache.put(projection))
+        self.cache_writes.full(projection)
         await self._arm(match_id, 0, commit.clocks)
         try:
             await self.index.record(meta, STATUS_ACTIVE)
@@ -344,7 +344,7 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(new)
-        self._cache_later(new.meta.match_id, lambda: self._write_forward(new, {digest: seq}))
+        self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
         else:

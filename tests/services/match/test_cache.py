@@ -6,6 +6,7 @@ import redis.asyncio as redis
 
 from services.match.cache import RedisProjectionCache
 from services.match.model import MatchMeta, MatchOptions, Projection
+from services.match.writebehind import WriteBehind
 
 
 def projection(version: int, keys: dict[str, int] | None = None) -> Projection:
@@ -57,4 +58,62 @@ async def test_a_cache_that_is_down_is_a_miss(valkey_server) -> None:
         assert await cache.get("m1") is None
         assert not await cache.put(projection(1, {}))
     finally:
+        await client.aclose()
+
+
+async def test_several_writes_go_in_one_pipeline_and_an_increment_may_span_versions(
+    valkey_server,
+) -> None:
+    client = redis.from_url(valkey_server.url)
+    cache = RedisProjectionCache(client)
+    try:
+        assert await cache.put_many([(projection(1, {"k1": 11}), None, None)]) == [True]
+        # moves 2 and 3 written at once: an increment on version 1 with both keys
+        got = await cache.put_many(
+            [(projection(3), {"k2": 12, "k3": 13}, 1), (projection(5), {"k5": 15}, 3)]
+        )
+        assert got == [True, True]  # in order: the second lands on the first
+        everything = {"k1": 11, "k2": 12, "k3": 13, "k5": 15}
+        assert await cache.get("m1") == projection(5, everything)
+        assert await cache.put_many([(projection(6), {"k6": 16}, 4)]) == [False]  # not at 4
+        assert await cache.get("m1") == projection(5, everything)
+    finally:
+        await client.aclose()
+
+
+async def test_the_write_behind_coalesces_a_hot_match_and_ends_current(valkey_server) -> None:
+    client = redis.from_url(valkey_server.url)
+    cache = RedisProjectionCache(client)
+    hot: dict[str, Projection] = {}
+    writer = WriteBehind(cache, hot.get, interval_s=0.05)
+    calls = []
+    put_many = cache.put_many
+
+    async def counted(writes):
+        calls.append(len(writes))
+        return await put_many(writes)
+
+    cache.put_many = counted  # count the round trips (the writes are real)
+    try:
+        hot["m1"] = projection(0)
+        writer.full(hot["m1"])
+        keys: dict[str, int] = {}
+        for v in range(1, 6):
+            keys[f"k{v}"] = 10 + v
+            hot["m1"] = projection(v, dict(keys))
+            writer.forward(hot["m1"], {f"k{v}": 10 + v})
+        await writer.flush()
+        assert calls == [1]  # six versions, one write
+        assert await cache.get("m1") == projection(5, keys)
+
+        # Redis loses the entry: the next increment is refused, the whole
+        # latest projection is written instead
+        await client.flushall()
+        keys["k6"] = 16
+        hot["m1"] = projection(6, dict(keys))
+        writer.forward(hot["m1"], {"k6": 16})
+        await writer.flush()
+        assert await cache.get("m1") == projection(6, keys)
+    finally:
+        await writer.close()
         await client.aclose()

@@ -204,3 +204,20 @@ async def test_a_feed_stops_when_its_last_watcher_leaves(service) -> None:
     calls[1].cancel()
     await _until(lambda: len(feeds) == 0)
     await asyncio.gather(*watches, return_exceptions=True)
+
+
+async def test_a_replica_behind_the_stream_still_watches_every_commit(start_service) -> None:
+    one, two = await start_service(), await start_service()
+    ones = [one.player(p) for p in IDS]
+    twos = [two.player(p) for p in IDS]
+    match_id = await ones[0].create("secret_bids", IDS)
+    await play_out(one, GAME, match_id, ones, seed=1, limit=2)
+    await twos[0].get(match_id)  # replica two now holds version 2 in memory
+    await play_out(one, GAME, match_id, ones, seed=2, limit=2)  # the stream is at 4
+    # a client that saw version 3 elsewhere, and one from the start, both on two
+    resumed = asyncio.ensure_future(collect(twos[0].watch(match_id, after_version=3)))
+    whole = asyncio.ensure_future(collect(twos[1].watch(match_id)))
+    await _until(lambda: two.app.feeds.watchers(match_id) == 2)
+    total = 4 + await play_out(one, GAME, match_id, ones, seed=3)
+    assert [c.version for c in await asyncio.wait_for(resumed, 10)] == list(range(4, total + 1))
+    assert [c.version for c in await asyncio.wait_for(whole, 10)] == list(range(total + 1))
