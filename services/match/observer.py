@@ -21,12 +21,12 @@ with ``max``, not ``sum``. No work is done on the move path.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from services.common.logging import get_logger
+from services.common.tasks import cancel_and_wait
 from services.match import metrics
 from services.match.index import MatchIndex
 from services.match.store import JetStreamStore
@@ -95,9 +95,7 @@ class MatchObserver:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None
 
     async def _run(self) -> None:

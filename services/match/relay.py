@@ -90,7 +90,9 @@ class FinishedRelay:
             config=api.ConsumerConfig(
                 headers_only=True,
                 ack_policy=api.AckPolicy.EXPLICIT,
-                ack_wait=30.0,
+                # short: a fact whose nak was lost (NATS down) comes back in
+                # seconds, not half a minute (a redelivery is a no-op)
+                ack_wait=5.0,
                 max_deliver=-1,
                 deliver_policy=api.DeliverPolicy.ALL,
             ),

@@ -10,7 +10,6 @@ the connections.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import nats
@@ -24,6 +23,7 @@ from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
 from services.common.ratelimit import RateLimiter, RateLimitInterceptor, match_rules
+from services.common.tasks import cancel_and_wait
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
 from services.match.index import MatchIndex
@@ -204,9 +204,9 @@ class MatchServer:
         if self._timers_task is not None:
             self._timers_stop.set()
             try:
-                await asyncio.wait_for(self._timers_task, timeout=max(grace, 2.0))
+                await asyncio.wait_for(asyncio.shield(self._timers_task), timeout=max(grace, 2.0))
             except (TimeoutError, Exception):
-                self._timers_task.cancel()
+                await cancel_and_wait(self._timers_task)
             self._timers_task = None
         if self._metrics is not None:
             self._metrics.shutdown()
@@ -221,9 +221,7 @@ class MatchServer:
             # Cancelled at once: what it had not acked is redelivered to another
             # replica (or this one, restarted), where it is a no-op if done.
             self._relay_stop.set()
-            self._relay_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._relay_task
+            await cancel_and_wait(self._relay_task)
             self._relay_task = None
         close = getattr(self.rules, "close", None)
         if close is not None:

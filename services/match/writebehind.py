@@ -17,12 +17,12 @@ everything pending now (graceful shutdown, tests).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
 
+from services.common.tasks import cancel_and_wait
 from services.match.model import Projection
 from services.match.ports import ProjectionCache
 
@@ -120,8 +120,5 @@ class WriteBehind:
     async def close(self) -> None:
         """Stop the writer (after ``flush``: what is pending then is dropped)."""
         self._pending.clear()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel_and_wait(self._task)
         self._task = None
