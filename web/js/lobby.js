@@ -69,7 +69,7 @@ export async function lobbyPage({ root, socket, me, go }) {
       h("label", {}, "Players ", select),
       h("label", {}, "Clock ", clock),
       h("div", { class: "row" },
-        level,
+        h("label", {}, "Bots ", level),
         h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true, clock.value, level.value)() }, "Play against bots"),
         h("button", { type: "button", onclick: () => queue(g, count(), false, clock.value)() }, "Find players"),
       ),
