@@ -114,15 +114,18 @@ class GrpcMatches:
         return reply.match_id
 
     async def result(self, match_id: str) -> MatchEnd | None:
+        return (await self.state(match_id))[0]
+
+    async def state(self, match_id: str) -> tuple[MatchEnd | None, tuple[int, ...]]:
         reply = await self._call(self.stub.GetMatch, match_pb2.GetMatchRequest(match_id=match_id))
         if reply.status != match_pb2.MATCH_STATUS_FINISHED:
-            return None
+            return None, tuple(reply.awaiting)
         return MatchEnd(
             players=tuple(s.player for s in reply.seats),
             ranks=tuple(reply.outcome.ranks),
             scores=tuple(reply.outcome.scores),
             reason=reply.outcome.reason,
-        )
+        ), ()
 
     async def close(self) -> None:
         await self.channel.close()

@@ -56,6 +56,7 @@ from services.tournaments.model import (
     STATUS_RUNNING,
     TIME_CONTROL_KINDS,
     Event,
+    MatchAdjudicated,
     MatchResultRecorded,
     Options,
     PlayerRegistered,
@@ -63,6 +64,7 @@ from services.tournaments.model import (
     RegistrationClosed,
     RematchStarted,
     RoundCompleted,
+    RoundDeadlinePassed,
     RoundPaired,
     RoundStarted,
     Table,
@@ -91,6 +93,32 @@ matches that ended inside it to arrive."""
 
 def race_end_ms(t: Tournament) -> int:
     return t.started_ms + int(t.options.race_seconds * 1000)
+
+
+MAX_ROUND_DEADLINE_S = 7 * 24 * 3600.0
+
+
+def round_deadline_ms(t: Tournament, rnd) -> int:
+    """When the round must be over (0: no deadline): its start plus
+    ``round_deadline_s``."""
+    if not t.options.round_deadline_s or not rnd.started_ms:
+        return 0
+    return rnd.started_ms + round(t.options.round_deadline_s * 1000)
+
+
+def adjudication(players: tuple[str, ...], awaiting: tuple[int, ...]):
+    """The deadline rule for a match still running: the seats the game waits
+    for rank last with score 0, the others share first with score 1 (as a
+    clock forfeit); if it waits for every seat (or none: it cannot be told
+    who is slow) the match is void: ranks shared, no points for anyone.
+    Returns (ranks, scores, void)."""
+    waiting = {s for s in awaiting if 0 <= s < len(players)}
+    if not waiting or len(waiting) == len(players):
+        return tuple(1 for _ in players), tuple(0.0 for _ in players), True
+    last = len(players) - len(waiting) + 1
+    ranks = tuple(last if s in waiting else 1 for s in range(len(players)))
+    scores = tuple(0.0 if s in waiting else 1.0 for s in range(len(players)))
+    return ranks, scores, False
 
 
 MAX_CLOCK_S = 7 * 24 * 3600.0
@@ -187,6 +215,16 @@ class TournamentApp:
         match_tc = match_time_control(tc)
         if match_tc is not None:  # the match service's own check, before anything is written
             clocks.validate(match_tc)
+        rd = options.round_deadline_s
+        if not math.isfinite(rd) or rd < 0 or rd > MAX_ROUND_DEADLINE_S or 0 < rd < 1:
+            raise BadRequest(
+                "bad_round_deadline",
+                f"round_deadline_s is 0 (none) or 1..{MAX_ROUND_DEADLINE_S:.0f} seconds",
+            )
+        if rd and format == FORMAT_SCORE_RACE:
+            raise BadRequest(
+                "bad_round_deadline", "a score race has no rounds: its window is race_seconds"
+            )
         if options.max_players < 0 or options.late_registration_rounds < 0:
             raise BadRequest("bad_options", "max_players and late_registration_rounds are >= 0")
         stored_rounds = formats.validate(g, format, rounds, options)  # FormatError: bad input
@@ -305,6 +343,7 @@ class TournamentApp:
             raise FailedPrecondition(
                 "not_enough_players", f"{len(active)} players; this format needs {need}"
             )
+        formats.check_field(t, game, len(active))  # a bracket of tables must fit the field
         ratings = await self.seeding.ratings(t.game, active)
         order = sorted(range(len(active)), key=lambda i: (-ratings[i], t.entrants[active[i]].order))
         seeds = tuple(active[i] for i in order)
@@ -416,6 +455,24 @@ class TournamentApp:
             return False
         rnd = t.current
         if rnd is not None and not rnd.completed:
+            deadline = round_deadline_ms(t, rnd)
+            if (
+                deadline
+                and not rnd.deadline_passed
+                and now_ms() >= deadline
+                and any(not tb.finished for tb in rnd.tables)
+            ):
+                self._hit("before_deadline_passed", round=rnd.number)
+                event = RoundDeadlinePassed(round=rnd.number, deadline_ms=deadline, at_ms=now_ms())
+                await self._append(t.id, event, t.seq)
+                metrics.DEADLINES.inc()
+                log.info("round_deadline_passed", tournament=t.id, round=rnd.number)
+                return True
+            if rnd.deadline_passed:
+                for table in rnd.tables:
+                    if not table.finished:
+                        await self._adjudicate(t, rnd.number, table)
+                        return True
             pending = False
             for table in rnd.tables:
                 if (
@@ -448,6 +505,52 @@ class TournamentApp:
         )
         await self._append(t.id, paired, t.seq)
         return True
+
+    async def _adjudicate(self, t: Tournament, round_no: int, table) -> None:
+        """Decide a match its round's deadline caught unfinished: its real
+        result if it has just ended, else the deadline rule
+        (``adjudication``). Appended once: only while the match id has no
+        result, with the expected sequence."""
+        match_id = table.matches[-1]
+        end, awaiting = await self.matches.state(match_id)
+        self._hit("before_adjudicate", round=round_no, table=table.table)
+        ranks, scores, void = adjudication(tuple(table.players), awaiting)
+        appended = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal appended
+            appended = False
+            if t.recorded(match_id):
+                return None
+            appended = True
+            if end is not None:  # it has just ended: its own result (no advance: we hold the lock)
+                return MatchResultRecorded(
+                    round=round_no,
+                    table=table.table,
+                    match_id=match_id,
+                    players=end.players,
+                    ranks=end.ranks,
+                    scores=end.scores,
+                    reason=end.reason,
+                    finished_at=end.finished_at,
+                    at_ms=now_ms(),
+                )
+            return MatchAdjudicated(
+                round=round_no,
+                table=table.table,
+                match_id=match_id,
+                players=tuple(table.players),
+                ranks=ranks,
+                scores=scores,
+                void=void,
+                awaiting=tuple(sorted(awaiting)),
+                at_ms=now_ms(),
+            )
+
+        await self._command(t.id, decide)
+        if appended and end is None:
+            metrics.ADJUDICATED.inc()
+            log.info("match_adjudicated", tournament=t.id, match=match_id, void=void)
 
     async def _finish(self, t: Tournament) -> None:
         self._hit("before_finished")

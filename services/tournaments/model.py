@@ -14,6 +14,8 @@ Events (msgpack, tagged by ``type``)::
     RoundStarted        its matches created: the tables with their match ids
     RematchStarted      another game at an elimination table that was drawn
     MatchResultRecorded one match's result (once per match id)
+    RoundDeadlinePassed the round's deadline came with matches unfinished
+    MatchAdjudicated    such a match decided by the deadline rule (once per match id)
     RoundCompleted      every table of the round decided
     TournamentFinished  the final standings
 
@@ -79,6 +81,10 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points
     public_replay: bool = False
+    advance: int = 0  # elimination of tables of 3+: the best N of each table go through (0: 1)
+    round_deadline_s: float = 0.0  # a round still running this long after its start is adjudicated
+    race_queue: bool = False  # score race: queue the entrants through the matchmaker
+    race_max_matches: int = 0  # score race with race_queue: matches per entrant (0: no limit)
 
 
 class TournamentCreated(msgspec.Struct, frozen=True, kw_only=True, tag="created"):
@@ -161,6 +167,35 @@ class MatchResultRecorded(msgspec.Struct, frozen=True, kw_only=True, tag="result
     at_ms: int = 0
 
 
+class RoundDeadlinePassed(msgspec.Struct, frozen=True, kw_only=True, tag="round_deadline"):
+    """The round's deadline (``RoundStarted.at_ms + round_deadline_s``) came
+    with matches unfinished: from here no table of the round is replayed, and
+    every match still unrecorded is adjudicated (``MatchAdjudicated``)."""
+
+    round: int
+    deadline_ms: int
+    at_ms: int = 0
+
+
+class MatchAdjudicated(msgspec.Struct, frozen=True, kw_only=True, tag="adjudicated"):
+    """A match unfinished at its round's deadline, decided by the rule: the
+    seats the game was waiting for rank last (score 0), the others share
+    first (score 1); ``void`` (the game waited for every seat, or for none
+    that could be told): nobody scores a point for it. The match itself runs
+    on in the match service; its late result does not count here."""
+
+    round: int
+    table: int
+    match_id: str
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    void: bool = False
+    awaiting: tuple[int, ...] = ()
+    reason: str = "round_deadline"
+    at_ms: int = 0
+
+
 class RoundCompleted(msgspec.Struct, frozen=True, kw_only=True, tag="round_completed"):
     round: int
     at_ms: int = 0
@@ -189,6 +224,8 @@ Event = (
     | RoundStarted
     | RematchStarted
     | MatchResultRecorded
+    | RoundDeadlinePassed
+    | MatchAdjudicated
     | RoundCompleted
     | TournamentFinished
 )
@@ -222,6 +259,8 @@ class Result:
     ranks: tuple[int, ...]
     scores: tuple[float, ...]
     reason: str
+    void: bool = False  # adjudicated with no points for anyone
+    adjudicated: bool = False
 
     @property
     def decisive(self) -> bool:
@@ -251,6 +290,8 @@ class RoundState:
     byes: tuple[str, ...]
     stage: str
     completed: bool = False
+    started_ms: int = 0
+    deadline_passed: bool = False
 
 
 @dataclass
@@ -328,6 +369,9 @@ class Tournament:
             return None
         return self.rounds[where[0] - 1].tables[where[1] - 1]
 
+    def round_of(self, table: TableState) -> RoundState:
+        return self.rounds[self.matches[table.matches[0]][0] - 1]
+
     def recorded(self, match_id: str) -> bool:
         t = self.table_of(match_id)
         if t is not None:
@@ -349,7 +393,7 @@ class Tournament:
             self.started_ms = e.at_ms
         elif isinstance(e, RoundStarted):
             tables = [TableState(t.table, t.players, [t.match_id]) for t in e.tables]
-            self.rounds.append(RoundState(e.round, tables, e.byes, e.stage))
+            self.rounds.append(RoundState(e.round, tables, e.byes, e.stage, started_ms=e.at_ms))
             self.paired = None
             for t in e.tables:
                 self.matches[t.match_id] = (e.round, t.table)
@@ -364,6 +408,11 @@ class Tournament:
                 self.race_results.append(r)
             else:
                 self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
+        elif isinstance(e, RoundDeadlinePassed):
+            self.rounds[e.round - 1].deadline_passed = True
+        elif isinstance(e, MatchAdjudicated):
+            r = Result(e.match_id, e.players, e.ranks, e.scores, e.reason, e.void, True)
+            self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
         elif isinstance(e, RoundCompleted):
             self.rounds[e.round - 1].completed = True
         elif isinstance(e, RoundPaired):

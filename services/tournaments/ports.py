@@ -41,6 +41,11 @@ class Matches(Protocol):
         """How the match ended, or None while it runs."""
         ...
 
+    async def state(self, match_id: str) -> tuple[MatchEnd | None, tuple[int, ...]]:
+        """How the match ended (None while it runs), and the seats the game
+        waits for now."""
+        ...
+
 
 class BotJobs(Protocol):
     async def enqueue(self, match_id: str, game: str, bots: dict[str, int]) -> None: ...
