@@ -91,6 +91,7 @@ def _create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
             table_size=args.table_size,
             top_cut=args.top_cut,
             advance=args.advance,
+            round_deadline_s=args.round_deadline,
             bot_fill=args.bot_fill,
             late_registration_rounds=args.late_rounds,
             race_seconds=args.race_seconds,
@@ -224,6 +225,9 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--top-cut", type=int, default=0, help="Swiss: then the top N knock out")
         q.add_argument(
             "--advance", type=int, default=0, help="elimination of tables: the best N go through"
+        )
+        q.add_argument(
+            "--round-deadline", type=float, default=0.0, help="seconds per round, then adjudicate"
         )
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
