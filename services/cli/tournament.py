@@ -95,6 +95,8 @@ def _create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
             bot_fill=args.bot_fill,
             late_registration_rounds=args.late_rounds,
             race_seconds=args.race_seconds,
+            race_queue=args.race_queue,
+            race_max_matches=args.race_max_matches,
         ),
         game_options_json=args.options,
         time_control=_time_control(args.time_control),
@@ -232,6 +234,10 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
+        q.add_argument(
+            "--race-queue", action="store_true", help="score race: queue entrants via matchmaking"
+        )
+        q.add_argument("--race-max-matches", type=int, default=0, help="score race: per entrant")
         q.add_argument(
             "--time-control", default="none", help="none, game_default, per_move:S, fischer:S+I"
         )

@@ -91,6 +91,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 request.allow_bots,
                 list(request.party_tokens),
                 time_control=request.time_control,
+                pool=request.pool,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)

@@ -29,6 +29,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import structlog
 
 from engine_core.registry import Registry, UnknownGame, default_registry
@@ -61,6 +62,9 @@ from services.tournaments.model import (
     Options,
     PlayerRegistered,
     PlayerWithdrawn,
+    RaceMatched,
+    RaceQueued,
+    RaceTicketEnded,
     RegistrationClosed,
     RematchStarted,
     RoundCompleted,
@@ -75,7 +79,7 @@ from services.tournaments.model import (
     event_type,
     fold,
 )
-from services.tournaments.ports import BotJobs, MatchEnd, Matches, Seeding
+from services.tournaments.ports import BotJobs, MatchEnd, Matches, Queue, Seeding, TicketEnd
 from services.tournaments.store import StoreUnavailable, TournamentStore
 
 log = structlog.get_logger("tabletop.tournaments")
@@ -96,6 +100,12 @@ def race_end_ms(t: Tournament) -> int:
 
 
 MAX_ROUND_DEADLINE_S = 7 * 24 * 3600.0
+
+
+def race_pool(tournament_id: str) -> str:
+    """The matchmaker's pool of a queued race: its entrants meet only each
+    other (and the matchmaker's bots)."""
+    return f"tournament:{tournament_id}"
 
 
 def round_deadline_ms(t: Tournament, rnd) -> int:
@@ -151,7 +161,9 @@ class TournamentApp:
         seeding: Seeding,
         registry: Registry | None = None,
         config: AppConfig | None = None,
+        queue: Queue | None = None,
     ) -> None:
+        self.queue = queue
         self.store = store
         self.matches = matches
         self.bots = bots
@@ -162,6 +174,7 @@ class TournamentApp:
         self._owners: dict[str, str] = {}  # match id -> tournament id
         self._locks: dict[str, asyncio.Lock] = {}
         self.fault: Any = None  # tests: called with a point name; may raise CrashPoint
+        self._race_refused: set[tuple[str, str]] = set()  # (race, player) the matchmaker refused
 
     def _hit(self, point: str, **where: Any) -> None:
         if self.fault is not None:
@@ -220,6 +233,16 @@ class TournamentApp:
             raise BadRequest(
                 "bad_round_deadline",
                 f"round_deadline_s is 0 (none) or 1..{MAX_ROUND_DEADLINE_S:.0f} seconds",
+            )
+        if (options.race_queue or options.race_max_matches) and format != FORMAT_SCORE_RACE:
+            raise BadRequest(
+                "bad_race_queue", "race_queue and race_max_matches are for a score race"
+            )
+        if options.race_max_matches < 0 or options.race_max_matches > 10_000:
+            raise BadRequest("bad_race_queue", "race_max_matches is 0 (no limit) .. 10000")
+        if options.race_queue and self.queue is None:
+            raise FailedPrecondition(
+                "matchmaking_not_configured", "this service has no matchmaker to queue a race"
             )
         if rd and format == FORMAT_SCORE_RACE:
             raise BadRequest(
@@ -450,8 +473,12 @@ class TournamentApp:
             return False
         if t.format == FORMAT_SCORE_RACE:
             if now_ms() >= race_end_ms(t) + RACE_GRACE_MS:
+                if t.options.race_queue:
+                    await self._cancel_race_tickets(t, everyone=True)
                 await self._finish(t)
                 return True
+            if t.options.race_queue:
+                return await self._race_queue_step(t)
             return False
         rnd = t.current
         if rnd is not None and not rnd.completed:
@@ -551,6 +578,92 @@ class TournamentApp:
         if appended and end is None:
             metrics.ADJUDICATED.inc()
             log.info("match_adjudicated", tournament=t.id, match=match_id, void=void)
+
+    # ---------------------------------------------- a race through the queue
+    def race_due(self, t: Tournament) -> list[str]:
+        """The entrants to queue now: not withdrawn, not a bot (the
+        matchmaker takes people; its own bots fill seats with ``bot_fill``),
+        neither searching nor in a race match without a result, under
+        ``race_max_matches``, while the window is open."""
+        if t.status != STATUS_RUNNING or now_ms() >= race_end_ms(t):
+            return []
+        cap = t.options.race_max_matches
+        return [
+            p
+            for p in t.active_players()
+            if not is_bot(p)
+            and (t.id, p) not in self._race_refused
+            and not t.race_busy(p)
+            and (not cap or t.race_matches_of(p) < cap)
+        ]
+
+    async def _race_queue_step(self, t: Tournament) -> bool:
+        """Queue one entrant who is due (one step), or cancel the tickets of
+        those withdrawn."""
+        due = self.race_due(t)
+        if not due:  # the window over: nobody searches on; else only the withdrawn stop
+            await self._cancel_race_tickets(t, everyone=now_ms() >= race_end_ms(t))
+            return False
+        player = due[0]
+        assert self.queue is not None
+        k = t.options.table_size
+        spec = clocks.format_spec(match_time_control(t.created.time_control))
+        try:
+            ticket = await self.queue.enqueue(
+                t.game, player, [k], spec, t.options.bot_fill, race_pool(t.id)
+            )
+        except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
+            log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
+            self._race_refused.add((t.id, player))
+            return True
+        self._hit("after_race_enqueue", player=player)
+
+        def decide(t: Tournament) -> Event | None:
+            if ticket in t.race_tickets or player not in self.race_due(t):
+                return None
+            return RaceQueued(player=player, ticket_id=ticket, at_ms=now_ms())
+
+        t = await self._command(t.id, decide)
+        if ticket not in t.race_tickets:
+            await self.queue.cancel(
+                ticket
+            )  # no longer due (withdrew meanwhile): not left searching
+        return True
+
+    async def _cancel_race_tickets(self, t: Tournament, *, everyone: bool) -> None:
+        """Cancel the searching tickets of withdrawn entrants (``everyone``:
+        all of them, the race is closing). Their watchers record the end."""
+        assert self.queue is not None
+        for ticket, tk in t.race_tickets.items():
+            if tk.state == "searching" and (everyone or t.out(tk.player)):
+                await self.queue.cancel(ticket)
+
+    async def race_ticket_ended(self, tournament_id: str, ticket: str, end: TicketEnd) -> bool:
+        """Record how a race ticket ended (once): a match (the race's own:
+        it counts) or not (the entrant is queued again while the window is
+        open)."""
+        done = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal done
+            done = False
+            tk = t.race_tickets.get(ticket)
+            if tk is None or tk.state != "searching" or t.status != STATUS_RUNNING:
+                return None
+            done = True
+            if end.state == "matched" and end.match_id:
+                return RaceMatched(
+                    player=tk.player, ticket_id=ticket, match_id=end.match_id, at_ms=now_ms()
+                )
+            return RaceTicketEnded(
+                player=tk.player, ticket_id=ticket, state=end.state, reason=end.reason,
+                at_ms=now_ms(),
+            )  # fmt: skip
+
+        await self._command(tournament_id, decide)
+        if done:
+            log.info("race_ticket_ended", tournament=tournament_id, ticket=ticket, state=end.state)
+        return done
 
     async def _finish(self, t: Tournament) -> None:
         self._hit("before_finished")

@@ -17,6 +17,9 @@ Events (msgpack, tagged by ``type``)::
     RoundDeadlinePassed the round's deadline came with matches unfinished
     MatchAdjudicated    such a match decided by the deadline rule (once per match id)
     RoundCompleted      every table of the round decided
+    RaceQueued          a score race queued an entrant through the matchmaker
+    RaceMatched         that ticket became a match (the race's own: only these count)
+    RaceTicketEnded     that ticket ended unmatched (cancelled, expired)
     TournamentFinished  the final standings
 
 The projection (``Tournament``) is a pure fold; standings and tiebreaks are
@@ -196,6 +199,33 @@ class MatchAdjudicated(msgspec.Struct, frozen=True, kw_only=True, tag="adjudicat
     at_ms: int = 0
 
 
+class RaceQueued(msgspec.Struct, frozen=True, kw_only=True, tag="race_queued"):
+    """A score race (``race_queue``) queued an entrant through the matchmaker,
+    in the race's own pool: the ticket."""
+
+    player: str
+    ticket_id: str
+    at_ms: int = 0
+
+
+class RaceMatched(msgspec.Struct, frozen=True, kw_only=True, tag="race_matched"):
+    """The entrant's ticket became a match: a match of the race (the tag:
+    only matches named here count for a queued race)."""
+
+    player: str
+    ticket_id: str
+    match_id: str
+    at_ms: int = 0
+
+
+class RaceTicketEnded(msgspec.Struct, frozen=True, kw_only=True, tag="race_ticket_ended"):
+    player: str
+    ticket_id: str
+    state: str  # cancelled, expired
+    reason: str = ""
+    at_ms: int = 0
+
+
 class RoundCompleted(msgspec.Struct, frozen=True, kw_only=True, tag="round_completed"):
     round: int
     at_ms: int = 0
@@ -227,6 +257,9 @@ Event = (
     | RoundDeadlinePassed
     | MatchAdjudicated
     | RoundCompleted
+    | RaceQueued
+    | RaceMatched
+    | RaceTicketEnded
     | TournamentFinished
 )
 
@@ -295,6 +328,13 @@ class RoundState:
 
 
 @dataclass
+class RaceTicket:
+    player: str
+    state: str = "searching"  # searching, matched, cancelled, expired
+    match_id: str = ""
+
+
+@dataclass
 class Entrant:
     player: str
     order: int  # registration order
@@ -322,6 +362,8 @@ class Tournament:
     started_ms: int = 0
     finished_ms: int = 0
     paired: RoundPaired | None = None  # a round paired, its matches not created yet
+    race_tickets: dict[str, RaceTicket] = field(default_factory=dict)  # ticket id -> ticket
+    race_matches: set[str] = field(default_factory=set)  # a queued race's own match ids
 
     @property
     def id(self) -> str:
@@ -378,6 +420,29 @@ class Tournament:
             return match_id in t.results
         return any(r.match_id == match_id for r in self.race_results)
 
+    def race_open_ticket(self, player: str) -> str | None:
+        """The entrant's ticket still searching, if any."""
+        for tid, tk in self.race_tickets.items():
+            if tk.player == player and tk.state == "searching":
+                return tid
+        return None
+
+    def race_busy(self, player: str) -> bool:
+        """Searching, or in a race match without a result yet."""
+        return any(
+            tk.player == player
+            and (
+                tk.state == "searching"
+                or (tk.state == "matched" and not self.recorded(tk.match_id))
+            )
+            for tk in self.race_tickets.values()
+        )
+
+    def race_matches_of(self, player: str) -> int:
+        return sum(
+            1 for tk in self.race_tickets.values() if tk.player == player and tk.state == "matched"
+        )
+
     def apply(self, seq: int, e: Event) -> None:
         self.seq = seq
         self.events += 1
@@ -415,6 +480,14 @@ class Tournament:
             self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
         elif isinstance(e, RoundCompleted):
             self.rounds[e.round - 1].completed = True
+        elif isinstance(e, RaceQueued):
+            self.race_tickets[e.ticket_id] = RaceTicket(e.player)
+        elif isinstance(e, RaceMatched):
+            tk = self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player))
+            tk.state, tk.match_id = "matched", e.match_id
+            self.race_matches.add(e.match_id)
+        elif isinstance(e, RaceTicketEnded):
+            self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player)).state = e.state
         elif isinstance(e, RoundPaired):
             self.paired = e
         elif isinstance(e, TournamentFinished):
