@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from engine_core.bots import LEVELS
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
 
@@ -93,6 +94,7 @@ def _create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
             advance=args.advance,
             round_deadline_s=args.round_deadline,
             bot_fill=args.bot_fill,
+            bot_level=args.bot_level or "",
             late_registration_rounds=args.late_rounds,
             race_seconds=args.race_seconds,
             race_queue=args.race_queue,
@@ -232,6 +234,11 @@ def add_parser(sub: Any) -> None:
             "--round-deadline", type=float, default=0.0, help="seconds per round, then adjudicate"
         )
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
+        q.add_argument(
+            "--bot-level",
+            choices=LEVELS,
+            help="the fill bot's level (default: the bot worker's)",
+        )
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
         q.add_argument(

@@ -84,6 +84,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points
     public_replay: bool = False
+    bot_level: str = ""  # the fill bot's level (engine_core.bots.LEVELS; "": the worker's)
     advance: int = 0  # elimination of tables of 3+: the best N of each table go through (0: 1)
     round_deadline_s: float = 0.0  # a round still running this long after its start is adjudicated
     race_queue: bool = False  # score race: queue the entrants through the matchmaker

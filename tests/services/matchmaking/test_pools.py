@@ -28,7 +28,7 @@ async def test_tickets_of_a_pool_meet_only_each_other(rclient, settings) -> None
     store = TicketStore(rclient, settings)
 
     def ticket(player: str, pool: str) -> NewTicket:
-        return NewTicket("tic_tac_toe", (player,), (2,), "", False, 25.0, "", pool)
+        return NewTicket("tic_tac_toe", (player,), (2,), "", False, 25.0, pool=pool)
 
     ids = {
         "a1": await store.enqueue(ticket("a1", "tournament:a")),
