@@ -208,7 +208,7 @@ async def cmd_run(args: argparse.Namespace, console: Any) -> int:
                     )
                 elif e.type == "rematch" and data["round"] in tasks:
                     progress.update(tasks[data["round"]], advance=-1)
-                elif e.type == "result" and data["round"] in tasks:
+                elif e.type in ("result", "adjudicated") and data["round"] in tasks:
                     progress.advance(tasks[data["round"]])
         t = await c.stub.GetTournament(pb.GetTournamentRequest(tournament_id=tid), metadata=c.md)
         console.print(_standings(t, args.top))

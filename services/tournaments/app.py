@@ -482,7 +482,7 @@ class TournamentApp:
             return False
         if t.format == FORMAT_SCORE_RACE:
             if now_ms() >= race_end_ms(t) + RACE_GRACE_MS:
-                if t.options.race_queue:
+                if t.options.race_queue and self.queue is not None:
                     await self._cancel_race_tickets(t, everyone=True)
                 await self._finish(t)
                 return True
@@ -608,7 +608,10 @@ class TournamentApp:
 
     async def _race_queue_step(self, t: Tournament) -> bool:
         """Queue one entrant who is due (one step), or cancel the tickets of
-        those withdrawn."""
+        those withdrawn. A replica without a matchmaker leaves it to those
+        with one."""
+        if self.queue is None:
+            return False
         due = self.race_due(t)
         if not due:  # the window over: nobody searches on; else only the withdrawn stop
             await self._cancel_race_tickets(t, everyone=now_ms() >= race_end_ms(t))

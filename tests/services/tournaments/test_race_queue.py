@@ -32,6 +32,7 @@ from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as mm_grpc
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 
 from .conftest import ORGANISER, SECRET, TOKENS, auth, finished, tournament_events, until
+from .test_crash import kill_at
 from .test_service import _rejected
 
 ENTRANTS = [f"guest:racer{i}" for i in range(4)]
@@ -184,3 +185,91 @@ async def test_queue_options_are_checked(stack, matchmaker):
         C.PERMISSION_DENIED,
         "pool_service_only",
     )
+
+
+async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker):
+    addr = f"127.0.0.1:{matchmaker.port}"
+    first = await stack.replica(matchmaking_addr=addr)
+    stub = stack.stub(first)
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="race", game="tic_tac_toe", format=pb.FORMAT_SCORE_RACE,
+            options=pb.TournamentOptions(race_seconds=8, race_queue=True, race_max_matches=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    pair = ENTRANTS[:2]
+    for p in pair:
+        await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
+    state = kill_at(first, "after_race_enqueue")  # enqueued, RaceQueued not appended
+    # started through a replica without a matchmaker (it leaves the queueing
+    # to those with one), so the first to queue is the one that dies
+    bare = await stack.replica(matchmaking_addr="")
+    await stack.stub(bare).Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    await until(lambda: asyncio.sleep(0, state["dead"]), timeout=30)
+    await first.stop(0)
+    assert not [
+        e for e in await tournament_events(stack.nats_url, tid) if isinstance(e, RaceQueued)
+    ]
+    second = await stack.replica(matchmaking_addr=addr)
+    players = Players(stack, tid)
+    stop = asyncio.Event()
+    follower = asyncio.create_task(players.follow(stop))
+    try:
+        t = await finished(stack.stub(second), tid, timeout=60)
+    finally:
+        stop.set()
+        await follower
+        await players.close()
+    events = await tournament_events(stack.nats_url, tid)
+    queued = [e for e in events if isinstance(e, RaceQueued)]
+    # the ticket made before the kill is the one recorded (already_queued
+    # answered its id): one ticket per entrant, one match of the two
+    assert sorted(e.player for e in queued) == sorted(pair)
+    matched = [e for e in events if isinstance(e, RaceMatched)]
+    assert len(matched) == 2 and len({e.match_id for e in matched}) == 1
+    assert [e.match_id for e in events if isinstance(e, MatchResultRecorded)] == [
+        matched[0].match_id
+    ]
+    assert all(s.played == 1 for s in t.standings)
+
+
+def test_who_is_due_for_the_queue():
+    from services.match.model import now_ms
+    from services.tournaments.app import TournamentApp
+    from services.tournaments.model import (
+        Options,
+        PlayerRegistered,
+        PlayerWithdrawn,
+        RaceTicketEnded,
+        RegistrationClosed,
+        TournamentCreated,
+        fold,
+    )
+
+    opts = Options(race_seconds=60, race_queue=True, race_max_matches=1)
+    created = TournamentCreated(tournament_id="t", name="r", game="tic_tac_toe",
+                                format="score_race", rounds=0, seed="s", options=opts)  # fmt: skip
+    players = ["guest:a", "guest:b", "guest:c", "bot:d"]
+    evs = [created, *(PlayerRegistered(player=p) for p in players)]
+    evs.append(RegistrationClosed(seeds=tuple(players), at_ms=now_ms()))
+    t = fold(list(enumerate(evs, 1)))
+    app = TournamentApp.__new__(TournamentApp)
+    app._race_refused = set()
+    assert app.race_due(t) == ["guest:a", "guest:b", "guest:c"]  # never a bot
+    seq = len(evs)
+    for e in [
+        RaceQueued(player="guest:a", ticket_id="k1"),  # searching: not due
+        RaceQueued(player="guest:b", ticket_id="k2"),
+        RaceMatched(player="guest:b", ticket_id="k2", match_id="m1"),  # playing: not due
+        PlayerWithdrawn(player="guest:c"),  # withdrawn: never again
+    ]:
+        seq += 1
+        t.apply(seq, e)
+    assert app.race_due(t) == []
+    t.apply(seq + 1, RaceTicketEnded(player="guest:a", ticket_id="k1", state="expired"))
+    assert app.race_due(t) == ["guest:a"]  # expired unmatched: queued again
+    t.apply(seq + 2, MatchResultRecorded(round=0, table=0, match_id="m1", players=("guest:b",),
+                                         ranks=(1,), scores=(1.0,)))  # fmt: skip
+    assert app.race_due(t) == ["guest:a"]  # b played its one match (race_max_matches 1)
