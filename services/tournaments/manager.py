@@ -126,6 +126,11 @@ class ProcessManager:
             return
         try:
             outcome = await self.handle_fact(fact)
+        except RaceTicketPending:  # its ticket's end is not recorded yet: again in a second
+            metrics.RESULTS.labels("pending").inc()
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=1.0)
+            return
         except Exception as e:  # JetStream or the match service down: redeliver later
             log.warning("result_not_recorded", match=fact.match_id, error=repr(e))
             with contextlib.suppress(Exception):

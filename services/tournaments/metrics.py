@@ -16,7 +16,7 @@ MATCHES_CREATED = Counter(
 )
 RESULTS = Counter(
     "tabletop_tournament_results_total",
-    "MatchFinished facts handled, by outcome (recorded, duplicate, foreign)",
+    "MatchFinished facts handled, by outcome (recorded, duplicate, foreign, pending: a queued race ticket not yet resolved)",
     ["outcome"],
 )
 RECONCILED = Counter(

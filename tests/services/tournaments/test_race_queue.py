@@ -23,6 +23,7 @@ from services.tournaments.model import (
     MatchResultRecorded,
     RaceMatched,
     RaceQueued,
+    RaceTicketEnded,
     TimeControl,
     TournamentFinished,
 )
@@ -55,6 +56,12 @@ async def matchmaker(stack):
         yield proc
     finally:
         await proc.stop()
+
+
+def mm_stub(stack, matchmaker) -> mm_grpc.MatchmakingServiceStub:
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}")
+    stack.channels.append(channel)  # closed with the stack
+    return mm_grpc.MatchmakingServiceStub(channel)
 
 
 class Players:
@@ -108,7 +115,7 @@ async def test_a_queued_race_plays_its_entrants_through_the_matchmaker(stack, ma
         await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
     # An outsider queues in the public queue for the same game and clock: the
     # race's pool keeps the entrants among themselves.
-    mm = mm_grpc.MatchmakingServiceStub(grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}"))
+    mm = mm_stub(stack, matchmaker)
     outsider = await mm.Enqueue(
         mm_pb.EnqueueRequest(game="tic_tac_toe", player_counts=[2], time_control="none"),
         metadata=auth("guest:outsider"),
@@ -176,7 +183,7 @@ async def test_queue_options_are_checked(stack, matchmaker):
             "bad_race_queue",
         )
     # a pool is for services: a player cannot slip into a race's pool
-    mm = mm_grpc.MatchmakingServiceStub(grpc.aio.insecure_channel(f"127.0.0.1:{matchmaker.port}"))
+    mm = mm_stub(stack, matchmaker)
     await _rejected(
         mm.Enqueue(
             mm_pb.EnqueueRequest(game="tic_tac_toe", pool="tournament:x"),
@@ -273,3 +280,40 @@ def test_who_is_due_for_the_queue():
     t.apply(seq + 2, MatchResultRecorded(round=0, table=0, match_id="m1", players=("guest:b",),
                                          ranks=(1,), scores=(1.0,)))  # fmt: skip
     assert app.race_due(t) == ["guest:a"]  # b played its one match (race_max_matches 1)
+
+
+async def test_an_entrant_who_withdraws_is_not_queued_again(stack, matchmaker):
+    await stack.replica(matchmaking_addr=f"127.0.0.1:{matchmaker.port}")
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="race", game="tic_tac_toe", format=pb.FORMAT_SCORE_RACE,
+            options=pb.TournamentOptions(race_seconds=30, race_queue=True),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    loner = ENTRANTS[0]  # alone in the race's pool: searching until it withdraws
+    await stub.Register(pb.RegisterRequest(tournament_id=tid, player=loner), metadata=ORGANISER)
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+
+    async def events_of(kind):
+        return [e for e in await tournament_events(stack.nats_url, tid) if isinstance(e, kind)]
+
+    (queued,) = await until(lambda: events_of(RaceQueued), timeout=20)
+    await stub.Withdraw(pb.WithdrawRequest(tournament_id=tid, player=loner), metadata=ORGANISER)
+    (ended,) = await until(lambda: events_of(RaceTicketEnded), timeout=20)
+    assert ended.ticket_id == queued.ticket_id and ended.state == "cancelled"
+    # the matchmaker agrees, and nobody queues the entrant again
+    mm = mm_stub(stack, matchmaker)
+    last = None
+    async for u in mm.WatchTicket(
+        mm_pb.WatchTicketRequest(ticket_id=queued.ticket_id), metadata=auth(loner)
+    ):
+        last = u
+    assert last is not None and last.state == mm_pb.TICKET_STATE_CANCELLED
+    again = await mm.Enqueue(
+        mm_pb.EnqueueRequest(game="tic_tac_toe", player_counts=[2]), metadata=auth(loner)
+    )  # the entrant holds no ticket (one open ticket per player): it may queue itself
+    assert again.ticket_id != queued.ticket_id
+    assert len(await events_of(RaceQueued)) == 1
