@@ -21,6 +21,7 @@ decides which append counts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import math
 import os
@@ -624,6 +625,9 @@ class TournamentApp:
             ticket = await self.queue.enqueue(
                 t.game, player, [k], spec, t.options.bot_fill, race_pool(t.id)
             )
+        except Unavailable as e:  # the matchmaker is away: the next sweep tries again
+            log.warning("race_enqueue_unavailable", tournament=t.id, error=str(e))
+            return False
         except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
             log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
             self._race_refused.add((t.id, player))
@@ -637,9 +641,8 @@ class TournamentApp:
 
         t = await self._command(t.id, decide)
         if ticket not in t.race_tickets:
-            await self.queue.cancel(
-                ticket
-            )  # no longer due (withdrew meanwhile): not left searching
+            with contextlib.suppress(grpc.aio.AioRpcError):  # no longer due: not left searching
+                await self.queue.cancel(ticket)
         return True
 
     async def _cancel_race_tickets(self, t: Tournament, *, everyone: bool) -> None:
@@ -648,7 +651,10 @@ class TournamentApp:
         assert self.queue is not None
         for ticket, tk in t.race_tickets.items():
             if tk.state == "searching" and (everyone or t.out(tk.player)):
-                await self.queue.cancel(ticket)
+                try:
+                    await self.queue.cancel(ticket)
+                except grpc.aio.AioRpcError as e:  # the matchmaker away: it expires the ticket
+                    log.warning("race_cancel_failed", ticket=ticket, error=e.details())
 
     async def race_ticket_ended(self, tournament_id: str, ticket: str, end: TicketEnd) -> bool:
         """Record how a race ticket ended (once): a match (the race's own:
