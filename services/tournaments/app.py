@@ -92,6 +92,9 @@ MAX_FIELD = 100_000
 APPEND_ATTEMPTS = 20
 
 
+RACE_QUEUE_BATCH = 32
+"""Entrants a queued race enqueues at once (one sweep step)."""
+
 RACE_GRACE_MS = 3000
 """A score race is closed this long after its window, for the facts of
 matches that ended inside it to arrive."""
@@ -595,55 +598,67 @@ class TournamentApp:
         matchmaker takes people; its own bots fill seats with ``bot_fill``),
         neither searching nor in a race match without a result, under
         ``race_max_matches``, while the window is open."""
-        if t.status != STATUS_RUNNING or now_ms() >= race_end_ms(t):
-            return []
-        cap = t.options.race_max_matches
         return [
             p
             for p in t.active_players()
-            if not is_bot(p)
-            and (t.id, p) not in self._race_refused
-            and not t.race_busy(p)
-            and (not cap or t.race_matches_of(p) < cap)
+            if not is_bot(p) and (t.id, p) not in self._race_refused and self._due_now(t, p)
         ]
 
     async def _race_queue_step(self, t: Tournament) -> bool:
-        """Queue one entrant who is due (one step), or cancel the tickets of
-        those withdrawn. A replica without a matchmaker leaves it to those
-        with one."""
+        """Queue the entrants who are due, up to ``RACE_QUEUE_BATCH`` at once
+        (one step), or cancel the tickets of those withdrawn. A replica
+        without a matchmaker leaves it to those with one."""
         if self.queue is None:
             return False
         due = self.race_due(t)
         if not due:  # the window over: nobody searches on; else only the withdrawn stop
             await self._cancel_race_tickets(t, everyone=now_ms() >= race_end_ms(t))
             return False
-        player = due[0]
         assert self.queue is not None
-        k = t.options.table_size
+        batch = due[:RACE_QUEUE_BATCH]
+        tickets = await asyncio.gather(*(self._enqueue_entrant(t, p) for p in batch))
+        if all(tk is None for tk in tickets):
+            return any((t.id, p) in self._race_refused for p in batch)
+        for player, ticket in zip(batch, tickets, strict=True):
+            if ticket is None:
+                continue
+            self._hit("after_race_enqueue", player=player)
+
+            def decide(t: Tournament, player: str = player, ticket: str = ticket) -> Event | None:
+                if ticket in t.race_tickets or player not in self._due_now(t, player):
+                    return None
+                return RaceQueued(player=player, ticket_id=ticket, at_ms=now_ms())
+
+            t = await self._command(t.id, decide)
+            if ticket not in t.race_tickets:
+                with contextlib.suppress(grpc.aio.AioRpcError):  # no longer due: not left searching
+                    await self.queue.cancel(ticket)
+        return True
+
+    def _due_now(self, t: Tournament, player: str) -> list[str]:
+        """``[player]`` if the entrant is still due (the check of one entrant)."""
+        e = t.entrants.get(player)
+        if e is None or e.withdrawn or t.status != STATUS_RUNNING or now_ms() >= race_end_ms(t):
+            return []
+        cap = t.options.race_max_matches
+        if t.race_busy(player) or (cap and t.race_matches_of(player) >= cap):
+            return []
+        return [player]
+
+    async def _enqueue_entrant(self, t: Tournament, player: str) -> str | None:
+        """The entrant's ticket in the race's pool (None: not now)."""
+        assert self.queue is not None
         spec = clocks.format_spec(match_time_control(t.created.time_control))
         try:
-            ticket = await self.queue.enqueue(
-                t.game, player, [k], spec, t.options.bot_fill, race_pool(t.id)
+            return await self.queue.enqueue(
+                t.game, player, [t.options.table_size], spec, t.options.bot_fill, race_pool(t.id)
             )
         except Unavailable as e:  # the matchmaker is away: the next sweep tries again
             log.warning("race_enqueue_unavailable", tournament=t.id, error=str(e))
-            return False
         except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
             log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
             self._race_refused.add((t.id, player))
-            return True
-        self._hit("after_race_enqueue", player=player)
-
-        def decide(t: Tournament) -> Event | None:
-            if ticket in t.race_tickets or player not in self.race_due(t):
-                return None
-            return RaceQueued(player=player, ticket_id=ticket, at_ms=now_ms())
-
-        t = await self._command(t.id, decide)
-        if ticket not in t.race_tickets:
-            with contextlib.suppress(grpc.aio.AioRpcError):  # no longer due: not left searching
-                await self.queue.cancel(ticket)
-        return True
+        return None
 
     async def _cancel_race_tickets(self, t: Tournament, *, everyone: bool) -> None:
         """Cancel the searching tickets of withdrawn entrants (``everyone``:

@@ -365,6 +365,11 @@ class Tournament:
     paired: RoundPaired | None = None  # a round paired, its matches not created yet
     race_tickets: dict[str, RaceTicket] = field(default_factory=dict)  # ticket id -> ticket
     race_matches: set[str] = field(default_factory=set)  # a queued race's own match ids
+    race_recorded: set[str] = field(default_factory=set)  # race match ids with a result
+    # Indexes of a queued race, so who is due is O(1) per entrant:
+    race_open: dict[str, str] = field(default_factory=dict)  # player -> searching ticket
+    race_playing: dict[str, set[str]] = field(default_factory=dict)  # player -> unrecorded
+    race_count: dict[str, int] = field(default_factory=dict)  # player -> race matches
 
     @property
     def id(self) -> str:
@@ -419,30 +424,18 @@ class Tournament:
         t = self.table_of(match_id)
         if t is not None:
             return match_id in t.results
-        return any(r.match_id == match_id for r in self.race_results)
+        return match_id in self.race_recorded
 
     def race_open_ticket(self, player: str) -> str | None:
         """The entrant's ticket still searching, if any."""
-        for tid, tk in self.race_tickets.items():
-            if tk.player == player and tk.state == "searching":
-                return tid
-        return None
+        return self.race_open.get(player)
 
     def race_busy(self, player: str) -> bool:
         """Searching, or in a race match without a result yet."""
-        return any(
-            tk.player == player
-            and (
-                tk.state == "searching"
-                or (tk.state == "matched" and not self.recorded(tk.match_id))
-            )
-            for tk in self.race_tickets.values()
-        )
+        return player in self.race_open or bool(self.race_playing.get(player))
 
     def race_matches_of(self, player: str) -> int:
-        return sum(
-            1 for tk in self.race_tickets.values() if tk.player == player and tk.state == "matched"
-        )
+        return self.race_count.get(player, 0)
 
     def apply(self, seq: int, e: Event) -> None:
         self.seq = seq
@@ -472,6 +465,9 @@ class Tournament:
             r = Result(e.match_id, e.players, e.ranks, e.scores, e.reason)
             if e.round == 0:
                 self.race_results.append(r)
+                self.race_recorded.add(e.match_id)
+                for p in e.players:
+                    self.race_playing.get(p, set()).discard(e.match_id)
             else:
                 self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
         elif isinstance(e, RoundDeadlinePassed):
@@ -483,12 +479,20 @@ class Tournament:
             self.rounds[e.round - 1].completed = True
         elif isinstance(e, RaceQueued):
             self.race_tickets[e.ticket_id] = RaceTicket(e.player)
+            self.race_open[e.player] = e.ticket_id
         elif isinstance(e, RaceMatched):
             tk = self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player))
             tk.state, tk.match_id = "matched", e.match_id
             self.race_matches.add(e.match_id)
+            if self.race_open.get(e.player) == e.ticket_id:
+                del self.race_open[e.player]
+            self.race_count[e.player] = self.race_count.get(e.player, 0) + 1
+            if e.match_id not in self.race_recorded:
+                self.race_playing.setdefault(e.player, set()).add(e.match_id)
         elif isinstance(e, RaceTicketEnded):
             self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player)).state = e.state
+            if self.race_open.get(e.player) == e.ticket_id:
+                del self.race_open[e.player]
         elif isinstance(e, RoundPaired):
             self.paired = e
         elif isinstance(e, TournamentFinished):

@@ -207,8 +207,9 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
     )  # fmt: skip
     tid = reply.tournament_id
     pair = ENTRANTS[:2]
-    for p in pair:
-        await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
+    # one entrant first (alone in the pool its ticket searches on while no
+    # replica runs); the other registers once the race has been taken over
+    await stub.Register(pb.RegisterRequest(tournament_id=tid, player=pair[0]), metadata=ORGANISER)
     state = kill_at(first, "after_race_enqueue")  # enqueued, RaceQueued not appended
     # started through a replica without a matchmaker (it leaves the queueing
     # to those with one), so the first to queue is the one that dies
@@ -220,6 +221,13 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
         e for e in await tournament_events(stack.nats_url, tid) if isinstance(e, RaceQueued)
     ]
     second = await stack.replica(matchmaking_addr=addr)
+    (queued,) = await until(
+        lambda: _of(stack, tid, RaceQueued), timeout=20
+    )  # the matchmaker answered already_queued with the ticket made before the kill
+    assert queued.player == pair[0]
+    await stack.stub(second).Register(
+        pb.RegisterRequest(tournament_id=tid, player=pair[1]), metadata=ORGANISER
+    )
     players = Players(stack, tid)
     stop = asyncio.Event()
     follower = asyncio.create_task(players.follow(stop))
@@ -240,6 +248,10 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
         matched[0].match_id
     ]
     assert all(s.played == 1 for s in t.standings)
+
+
+async def _of(stack, tid: str, kind) -> list:
+    return [e for e in await tournament_events(stack.nats_url, tid) if isinstance(e, kind)]
 
 
 def test_who_is_due_for_the_queue():
