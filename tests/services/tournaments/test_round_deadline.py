@@ -170,3 +170,31 @@ def test_after_the_deadline_a_drawn_bracket_table_is_not_replayed_and_void_score
                                ranks=(1, 1), scores=(0.0, 0.0), void=True))  # fmt: skip
     assert sim2.t.recorded("m")
     assert [(s.points, s.played) for s in formats.standings(sim2.t)] == [(0.0, 1), (0.0, 1)]
+
+
+async def test_a_stalled_final_table_is_adjudicated_in_an_elimination_of_tables(stack):
+    await stack.replica()
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="deadline", game="dice_forge", format=pb.FORMAT_SINGLE_ELIMINATION,
+            options=pb.TournamentOptions(table_size=4, advance=2, round_deadline_s=3),
+            time_control=HOUR, seed="fixed-seed",
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    await register_bots(stub, tid, 3)
+    await stub.Register(pb.RegisterRequest(tournament_id=tid, player=IDLE), metadata=ORGANISER)
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    t = await finished(stub, tid, timeout=60)
+    (final,) = t.rounds  # four players: one final table
+    assert final.deadline_passed and final.tables[0].finished
+    events = await tournament_events(stack.nats_url, tid)
+    (judged,) = [e for e in events if isinstance(e, MatchAdjudicated)]
+    idle = judged.players.index(IDLE)
+    # the game waits for the idle seat alone: it is last, the three others share first
+    assert judged.awaiting == (idle,) and not judged.void
+    assert judged.ranks[idle] == 4 and sorted(judged.ranks) == [1, 1, 1, 4]
+    assert t.standings[-1].player == IDLE and t.standings[-1].rank == 4
+    assert {s.rank for s in t.standings[:3]} == {1, 2, 3}  # shared first place, then by seed
