@@ -771,6 +771,11 @@ class TournamentApp:
         return match_id
 
     async def _start_round(self, t: Tournament, plan: RoundPaired) -> None:
+        # The sequence the decision was made at, read before any await: ``t``
+        # is the cached projection, which another coroutine of this process
+        # may fold newer events into meanwhile (a result recorded from a
+        # fact); appending at its later ``t.seq`` could start the round twice.
+        expected = t.seq
         started = time.perf_counter()
         sem = asyncio.Semaphore(self.config.create_concurrency)
 
@@ -792,7 +797,7 @@ class TournamentApp:
             stage=plan.stage,
             at_ms=now_ms(),
         )
-        await self._append(t.id, event, t.seq)
+        await self._append(t.id, event, expected)
         metrics.ROUND_START_SECONDS.observe(time.perf_counter() - started)
         log.info(
             "round_started",
@@ -803,6 +808,7 @@ class TournamentApp:
         )
 
     async def _rematch(self, t: Tournament, round_no: int, table) -> None:
+        expected = t.seq  # read before any await (see _start_round)
         game_no = len(table.matches) + 1
         players = list(reversed(table.players))  # the other player sits first
         match_id = await self._create(t, players, match_key(t.id, round_no, table.table, game_no))
@@ -814,7 +820,7 @@ class TournamentApp:
             match_id=match_id,
             at_ms=now_ms(),
         )
-        await self._append(t.id, event, t.seq)
+        await self._append(t.id, event, expected)
 
     # ============================================================= queries
     async def get(self, tournament_id: str) -> Tournament:
