@@ -381,16 +381,17 @@ class Writes(Projections):
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
-        """Publish ``MatchFinished`` (stored once, whoever publishes it: see
-        ``relay``) and mark the match finished in the index."""
+        """Mark the match finished in the index, then publish ``MatchFinished``
+        (stored once, whoever publishes it; in this order, so that a stored
+        fact means a marked index: see ``relay``)."""
         try:
+            await self.index.record(meta, STATUS_FINISHED)
             published = await publish_finished(
                 self.store.js,
                 self.config.results_prefix,
                 self.config.results_stream,
                 finished_fact(meta, commit),
             )
-            await self.index.record(meta, STATUS_FINISHED)
             if published:  # counted once over every replica and the relay
                 metrics.MATCHES_FINISHED.inc()
         except Exception:
