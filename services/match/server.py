@@ -217,6 +217,7 @@ class MatchServer:
             except TimeoutError:
                 log.warning("cache_writes_dropped")
             await self.app.cache_writes.close()
+            await self.app.feeds.close()
         if self._relay_task is not None:
             # Cancelled at once: what it had not acked is redelivered to another
             # replica (or this one, restarted), where it is a no-op if done.

@@ -344,6 +344,8 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(new)
+        # this process's watchers see it now (not after the tap's delivery)
+        self.feeds.committed(p.meta.match_id, p.seq, seq, commit)
         self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
