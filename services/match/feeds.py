@@ -50,7 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -74,6 +74,13 @@ _DETACHED = object()
 
 _RECENT = 32
 """Commits a feed keeps, for a watcher that attaches when it is ahead."""
+
+_DROPPED = 4096
+"""Matches whose last delivery without a feed the tap remembers."""
+
+UNWATCHED_FEEDS = 1024
+"""Feeds kept from a match's creation until its first watcher (the oldest
+one beyond are stopped: their watchers read the stream when they come)."""
 
 _STATUS = api.Header.STATUS
 _LAST_CONSUMER = api.Header.LAST_CONSUMER
@@ -119,14 +126,19 @@ class Feed:
     def detach(self, w: _Watcher) -> None:
         self.watchers.discard(w)
         if not self.watchers and not self.ended:
-            self._end()
-            if self.task is not None:
-                self.task.cancel()
+            self.stop()
+
+    def stop(self) -> None:
+        self._end()
+        if self.task is not None:
+            self.task.cancel()
 
     def _end(self) -> None:
         self.ended = True
         if self.feeds._feeds.get(self.match_id) is self:
             del self.feeds._feeds[self.match_id]
+        if self.feeds._unwatched.get(self.match_id) is self:
+            del self.feeds._unwatched[self.match_id]
 
     # ------------------------------------------------------------ arriving
     def catch_up(self) -> None:
@@ -224,6 +236,8 @@ class Tap:
         self.consumer: str | None = None
         self.sub: Subscription | None = None
         self.resets = 0
+        self.dropped: OrderedDict[str, int] = OrderedDict()
+        """The last delivery of each recent match that had no feed here."""
         self.generation = 0
         self._seen = time.monotonic()
         self._resetting = False
@@ -351,9 +365,16 @@ class Tap:
         if seq.stream <= self.sseq:
             return
         self.sseq = seq.stream
-        feed = self.feeds._feeds.get(msg.subject[len(self.prefix) :])
+        match_id = msg.subject[len(self.prefix) :]
+        feed = self.feeds._feeds.get(match_id)
         if feed is not None:
             feed.offer(seq.stream, msg.data)
+        else:
+            dropped = self.dropped
+            dropped[match_id] = seq.stream
+            dropped.move_to_end(match_id)
+            if len(dropped) > _DROPPED:
+                dropped.popitem(last=False)
 
 
 class Feeds:
@@ -372,6 +393,8 @@ class Feeds:
         self.nc = nc if nc is not None else store.nc
         self.heartbeat_s = heartbeat_s
         self._feeds: dict[str, Feed] = {}
+        self._unwatched: OrderedDict[str, Feed] = OrderedDict()
+        """Feeds started at a match's creation, before any watcher (oldest first)."""
         self.tap: Tap | None = None
         self._tap_lock = asyncio.Lock()
 
@@ -386,6 +409,32 @@ class Feeds:
         if self.tap is not None:
             await self.tap.close()
             self.tap = None
+
+    async def start(self) -> None:
+        """Start the tap now (else with the first watcher): the matches
+        created from then on have a feed from their first commit."""
+        await self._ensure_tap()
+
+    def created(self, match_id: str, seq: int, commit: Commit) -> None:
+        """The write path created a match with ``commit`` at ``seq``: a feed
+        starts with it if the tap will hand it every later commit (it has
+        not reached ``seq`` yet, or the last delivery of that match it let go
+        is this one), so the first watchers read nothing from the stream."""
+        tap = self.tap
+        if tap is None or match_id in self._feeds:
+            return
+        if tap.sseq >= seq and tap.dropped.get(match_id) != seq:
+            return  # the tap is past it, and cannot say it let nothing later go
+        if commit.outcome is not None:  # over at once: nothing to follow
+            return
+        feed = Feed(self, match_id, 0)
+        feed._hand_out(seq, commit)
+        self._feeds[match_id] = feed
+        self._unwatched[match_id] = feed
+        while len(self._unwatched) > UNWATCHED_FEEDS:
+            _, oldest = self._unwatched.popitem(last=False)
+            if not oldest.watchers:
+                oldest.stop()
 
     async def _ensure_tap(self) -> None:
         if self.tap is not None:
@@ -411,6 +460,7 @@ class Feeds:
             w, at = feed.attach()
             feed.catch_up()
         else:
+            self._unwatched.pop(match_id, None)
             w, at = feed.attach()
         return feed, w, at
 

@@ -20,7 +20,9 @@ late (no duplicate window involved). A refusal (10071) means it is there.
 Cheap when nothing was lost, which is nearly always: every publisher marks
 the match finished in the index *before* publishing the fact, so a fact on
 ``RESULTS`` means the index was marked too, and the relay's first step is one
-direct get of ``results.<match_id>``: found, there is nothing to do. And the
+direct get of ``results.<match_id>``: found, there is nothing to do (and
+not even that when this process published or saw the fact itself lately:
+``KnownFacts``). And the
 relay fetches at a pace (``pace_s`` after a fetch that did not fill its
 batch), so under load one pull brings hundreds of commits' headers instead of
 a pull request per commit.
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 
 import nats.errors
 import structlog
@@ -46,6 +49,23 @@ log = structlog.get_logger("tabletop.match.relay")
 RELAY_DURABLE = "match-finished-relay"
 
 
+class KnownFacts:
+    """The matches whose fact this process saw stored on ``RESULTS`` lately
+    (bounded): the relay of this process skips them without a read."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def add(self, match_id: str) -> None:
+        self._ids[match_id] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+
+    def __contains__(self, match_id: object) -> bool:
+        return match_id in self._ids
+
+
 class FinishedRelay:
     def __init__(
         self,
@@ -59,6 +79,7 @@ class FinishedRelay:
         batch: int = 256,
         poll_s: float = 1.0,
         pace_s: float = 0.2,
+        known: KnownFacts | None = None,
     ) -> None:
         """``pace_s``: the pause after a fetch that brought fewer than
         ``batch`` commits (the relay is the backstop of the write path, which
@@ -72,6 +93,7 @@ class FinishedRelay:
         self.batch = batch
         self.poll_s = poll_s
         self.pace_s = pace_s
+        self.known = known if known is not None else KnownFacts()
         self.relayed = 0  # facts this relay published (not found already there)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -129,7 +151,7 @@ class FinishedRelay:
     async def relay(self, match_id: str, seq: int) -> bool:
         """Publish the fact of the finishing commit at ``seq`` unless it is on
         ``RESULTS`` already; True if this call published it."""
-        if await self._fact_stored(match_id):
+        if match_id in self.known or await self._fact_stored(match_id):
             return False  # and so is the index's mark (it is written first)
         commit = await self.store.commit_at(seq)
         first = await self.store.first(match_id)
@@ -140,6 +162,7 @@ class FinishedRelay:
         published = await publish_finished(
             self.js, self.results_prefix, self.results_stream, finished_fact(meta, commit)
         )
+        self.known.add(match_id)
         if published:
             self.relayed += 1
             metrics.FACTS_RELAYED.inc()

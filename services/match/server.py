@@ -138,6 +138,10 @@ class MatchServer:
             ),
             timers=timers,
         )
+        try:  # the watchers' one consumer, before the first match is created
+            await self.app.feeds.start()
+        except Exception as e:  # the first watcher tries again
+            log.warning("feed_tap_not_started", error=repr(e))
         self._limiter = RateLimiter.connect(s.redis_url, s.limits)
         if s.relay_finished:
             self.relay = FinishedRelay(
@@ -146,6 +150,7 @@ class MatchServer:
                 index,
                 results_prefix=config.results_prefix,
                 results_stream=s.results_stream,
+                known=self.app.known_facts,
             )
             self._relay_task = asyncio.create_task(self.relay.run(self._relay_stop))
         server = GrpcServer(

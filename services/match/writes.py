@@ -168,6 +168,7 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(projection)
+        self.feeds.created(match_id, seq, commit)
         self.cache_writes.full(projection)
         await self._arm(match_id, 0, commit.clocks)
         try:
@@ -394,6 +395,7 @@ class Writes(Projections):
                 self.config.results_stream,
                 finished_fact(meta, commit),
             )
+            self.known_facts.add(meta.match_id)  # stored now, by this call or before
             if published:  # counted once over every replica and the relay
                 metrics.MATCHES_FINISHED.inc()
         except Exception:
