@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from engine_core.bots import LEVELS
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
 
@@ -91,6 +92,7 @@ def _create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
             table_size=args.table_size,
             top_cut=args.top_cut,
             bot_fill=args.bot_fill,
+            bot_level=args.bot_level or "",
             late_registration_rounds=args.late_rounds,
             race_seconds=args.race_seconds,
         ),
@@ -222,6 +224,11 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--table-size", type=int, default=2)
         q.add_argument("--top-cut", type=int, default=0, help="Swiss: then the top N knock out")
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
+        q.add_argument(
+            "--bot-level",
+            choices=LEVELS,
+            help="the fill bot's level (default: the bot worker's)",
+        )
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
         q.add_argument(

@@ -31,6 +31,7 @@ from typing import Any
 
 import structlog
 
+from engine_core.bots import LEVELS
 from engine_core.registry import Registry, UnknownGame, default_registry
 from services.common.auth import ROLE_ORGANISER, ROLE_SERVICE, Principal, is_bot
 from services.common.errors import Aborted
@@ -189,6 +190,12 @@ class TournamentApp:
             clocks.validate(match_tc)
         if options.max_players < 0 or options.late_registration_rounds < 0:
             raise BadRequest("bad_options", "max_players and late_registration_rounds are >= 0")
+        if options.bot_level and options.bot_level not in LEVELS:
+            raise BadRequest(
+                "bad_bot_level",
+                f"bot_level {options.bot_level[:32]!r} is not a bot level; "
+                f"use one of {', '.join(LEVELS)}",
+            )
         stored_rounds = formats.validate(g, format, rounds, options)  # FormatError: bad input
         if game_options:
             try:
@@ -295,7 +302,9 @@ class TournamentApp:
             and t.format != FORMAT_SCORE_RACE
             and len(t.active_players()) % 2
         ):
-            bot = f"bot:fill-{t.id}"
+            # bot:<level>-fill-<id>: the worker reads the level from the name
+            level = t.options.bot_level
+            bot = f"bot:{level}-fill-{t.id}" if level else f"bot:fill-{t.id}"
             if bot not in t.entrants:
                 await self.register(Principal(principal.subject, ROLE_SERVICE), t.id, bot)
                 t = await self.load(tournament_id, fresh=True)

@@ -79,6 +79,7 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points
     public_replay: bool = False
+    bot_level: str = ""  # the fill bot's level (engine_core.bots.LEVELS; "": the worker's)
 
 
 class TournamentCreated(msgspec.Struct, frozen=True, kw_only=True, tag="created"):

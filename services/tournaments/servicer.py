@@ -62,6 +62,7 @@ def options_of(o: pb.TournamentOptions) -> Options:
         race_seconds=o.race_seconds,
         race_scoring=o.race_scoring or "best",
         public_replay=o.public_replay,
+        bot_level=o.bot_level,
     )
 
 
@@ -76,6 +77,7 @@ def options_pb(o: Options) -> pb.TournamentOptions:
         race_seconds=o.race_seconds,
         race_scoring=o.race_scoring,
         public_replay=o.public_replay,
+        bot_level=o.bot_level,
     )
 
 
