@@ -78,7 +78,7 @@ _RECENT = 32
 _DROPPED = 4096
 """Matches whose last delivery without a feed the tap remembers."""
 
-UNWATCHED_FEEDS = 1024
+UNWATCHED_FEEDS = 256
 """Feeds kept from a match's creation until its first watcher (the oldest
 one beyond are stopped: their watchers read the stream when they come)."""
 
