@@ -43,6 +43,7 @@ log = structlog.get_logger("matchmaking.app")
 BOT_PREFIX = "bot:"
 MAX_LEADERBOARD = 100
 MAX_OPTIONS_BYTES = 64 * 1024
+MAX_POOL_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +161,13 @@ class Matchmaking:
         *,
         time_control: str = "",
         bot_level: str = "",
+        pool: str = "",
     ) -> str:
         g = self._game(game)
+        if pool and not caller.is_service:
+            raise Forbidden("pool_service_only", "only a service queues tickets in a pool")
+        if len(pool) > MAX_POOL_CHARS or not pool.isprintable():
+            raise BadRequest("bad_pool", f"a pool is at most {MAX_POOL_CHARS} printable characters")
         consents: list[str] = []
         # canonical text form, so equal clocks share a queue
         clock = format_spec(parse_time_control(time_control)) if time_control.strip() else ""
@@ -202,7 +208,15 @@ class Matchmaking:
         try:
             tid = await self.store.enqueue(
                 NewTicket(
-                    game, tuple(players), tuple(counts), options, allow_bots, rating, clock, level
+                    game,
+                    tuple(players),
+                    tuple(counts),
+                    options,
+                    allow_bots,
+                    rating,
+                    clock,
+                    level,
+                    pool=pool,
                 ),
                 consents=consents,
                 consent_ttl_ms=int((self.settings.party_token_ttl_s + 60) * 1000),

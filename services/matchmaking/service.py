@@ -93,6 +93,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 list(request.party_tokens),
                 time_control=request.time_control,
                 bot_level=request.bot_level,
+                pool=request.pool,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)

@@ -64,13 +64,16 @@ def options_key(options_json: str) -> str:
     return hashlib.sha1(canonical.encode()).hexdigest()[:12]
 
 
-def clock_options_key(options_json: str, time_control: str) -> str:
+def clock_options_key(options_json: str, time_control: str, pool: str = "") -> str:
     """The options hash, with the turn clock folded in when it is not the
-    matchmaker's default (tickets with other clocks never meet)."""
+    matchmaker's default (tickets with other clocks never meet), and the pool
+    when there is one (tickets of other pools never meet)."""
     okey = options_key(options_json)
-    if not time_control:
-        return okey
-    return hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+    if time_control:
+        okey = hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+    if pool:
+        okey = hashlib.sha1(f"{okey}|pool|{pool}".encode()).hexdigest()[:12]
+    return okey
 
 
 def queue_key(game: str, opts_key: str, players: int) -> str:
@@ -92,6 +95,7 @@ class NewTicket:
     rating: float
     time_control: str = ""  # the text form ("" = the matchmaker's setting)
     bot_level: str = ""  # the level of the bots it accepts ("" = the matchmaker's setting)
+    pool: str = ""  # a closed pool ("" = the public queues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +222,7 @@ class TicketStore:
         created = now_ms() if at_ms is None else at_ms
         expires = created + int(s.ticket_ttl_s * 1000)
         hash_ttl = int((s.ticket_ttl_s + s.claim_timeout_s + s.result_ttl_s) * 1000)
-        okey = clock_options_key(t.options_json, t.time_control)
+        okey = clock_options_key(t.options_json, t.time_control, t.pool)
         queues = [queue_key(t.game, okey, n) for n in sorted(set(t.player_counts))]
         bots = (t.bot_level or "1") if t.allow_bots else "0"
         member = f"{ticket_id}|{len(t.players)}|{created}|{bots}"
@@ -230,6 +234,7 @@ class TicketStore:
             "opts": t.options_json,
             "tc": t.time_control,
             "blevel": t.bot_level,
+            "pool": t.pool,
             "bots": "1" if t.allow_bots else "0",
             "rating": repr(float(t.rating)),
             "created_ms": str(created),

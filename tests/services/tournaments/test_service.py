@@ -197,8 +197,11 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
                                                               seconds=0.01)), metadata=ORGANISER),
         C.INVALID_ARGUMENT, "bad_time_control",
     )  # fmt: skip
-    for bad in ({"seconds": float("inf")}, {"seconds": 60, "increment": float("nan")},
-                {"seconds": 60, "delay": -1.0}):  # found by the fuzz: INTERNAL before
+    for bad in (
+        {"seconds": float("inf")},
+        {"seconds": 60, "increment": float("nan")},
+        {"seconds": 60, "delay": -1.0},
+    ):  # found by the fuzz: INTERNAL before
         await _rejected(
             stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=2,
                                       time_control=pb.TimeControl(kind=pb.TimeControl.KIND_FISCHER,
