@@ -189,6 +189,7 @@ class GrpcMatchmaking:
         time_control: str,
         allow_bots: bool,
         pool: str,
+        key: str = "",
     ) -> str:
         request = mm_pb2.EnqueueRequest(
             game=game,
@@ -197,6 +198,7 @@ class GrpcMatchmaking:
             allow_bots=allow_bots,
             time_control=time_control,
             pool=pool,
+            idempotency_key=key,
         )
         try:
             reply = await self.stub.Enqueue(

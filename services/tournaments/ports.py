@@ -65,8 +65,11 @@ class Queue(Protocol):
         time_control: str,
         allow_bots: bool,
         pool: str,
+        key: str = "",
     ) -> str:
-        """The ticket id (the player's open ticket if it has one already)."""
+        """The ticket id (the player's open ticket if it has one already).
+        ``key``: the Enqueue's idempotency key (the same key answers the
+        ticket it made, whatever that ticket has become)."""
         ...
 
     async def cancel(self, ticket_id: str) -> None:
