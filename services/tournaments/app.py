@@ -81,7 +81,15 @@ from services.tournaments.model import (
     event_type,
     fold,
 )
-from services.tournaments.ports import BotJobs, MatchEnd, Matches, Queue, Seeding, TicketEnd
+from services.tournaments.ports import (
+    BotJobs,
+    MatchEnd,
+    Matches,
+    Queue,
+    QueuedElsewhere,
+    Seeding,
+    TicketEnd,
+)
 from services.tournaments.store import StoreUnavailable, TournamentStore
 
 log = structlog.get_logger("tabletop.tournaments")
@@ -673,6 +681,9 @@ class TournamentApp:
             )  # fmt: skip
         except Unavailable as e:  # the matchmaker is away: the next sweep tries again
             log.warning("race_enqueue_unavailable", tournament=t.id, error=str(e))
+        except QueuedElsewhere as e:  # in a public queue: due again once that ticket ends
+            log.info("race_entrant_queued_elsewhere", tournament=t.id, player=player,
+                     ticket=e.ticket_id)  # fmt: skip
         except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
             log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
             self._race_refused.add((t.id, player))

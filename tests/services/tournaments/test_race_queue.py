@@ -225,7 +225,7 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
     second = await stack.replica(matchmaking_addr=addr)
     (queued,) = await until(
         lambda: _of(stack, tid, RaceQueued), timeout=20
-    )  # the matchmaker answered already_queued with the ticket made before the kill
+    )  # the same idempotency key answered the ticket made before the kill
     assert queued.player == pair[0]
     await stack.stub(second).Register(
         pb.RegisterRequest(tournament_id=tid, player=pair[1]), metadata=ORGANISER
@@ -241,8 +241,8 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
         await players.close()
     events = await tournament_events(stack.nats_url, tid)
     queued = [e for e in events if isinstance(e, RaceQueued)]
-    # the ticket made before the kill is the one recorded (already_queued
-    # answered its id): one ticket per entrant, one match of the two
+    # the ticket made before the kill is the one recorded (its key answered
+    # its id): one ticket per entrant, one match of the two
     assert sorted(e.player for e in queued) == sorted(pair)
     matched = [e for e in events if isinstance(e, RaceMatched)]
     assert len(matched) == 2 and len({e.match_id for e in matched}) == 1
@@ -336,6 +336,48 @@ async def test_a_ticket_matched_while_no_replica_had_recorded_it_still_counts(
     assert {e.match_id for e in matched} == {match_id}
     assert [e.match_id for e in events if isinstance(e, MatchResultRecorded)] == [match_id]
     assert all(s.played == 1 for s in t.standings)
+
+
+async def test_an_entrant_searching_in_a_public_queue_is_not_adopted(stack, matchmaker):
+    """An entrant who queued themselves publicly holds a ticket the race did
+    not make: it is never recorded as the race's (a public match would then
+    count); the entrant is queued in the pool once that ticket ends."""
+    await stack.replica(matchmaking_addr=f"127.0.0.1:{matchmaker.port}")
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="race", game="tic_tac_toe", format=pb.FORMAT_SCORE_RACE,
+            options=pb.TournamentOptions(race_seconds=30, race_queue=True, race_max_matches=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    busy, free = ENTRANTS[:2]
+    for p in (busy, free):
+        await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
+    mm = mm_stub(stack, matchmaker)
+    public = await mm.Enqueue(
+        mm_pb.EnqueueRequest(game="tic_tac_toe", player_counts=[2], time_control="5m"),
+        metadata=auth(busy),
+    )  # another clock than the race's: it meets nobody here
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    # both were due in the same step: once free's ticket is appended, busy's
+    # Enqueue has been answered too
+    (first,) = await until(lambda: _of(stack, tid, RaceQueued), timeout=20)
+    assert first.player == free
+    assert public.ticket_id not in {e.ticket_id for e in await _of(stack, tid, RaceQueued)}
+    await mm.CancelTicket(
+        mm_pb.CancelTicketRequest(ticket_id=public.ticket_id), metadata=auth(busy)
+    )
+
+    async def both_matched():
+        matched = await _of(stack, tid, RaceMatched)
+        return matched if len(matched) == 2 else None
+
+    matched = await until(both_matched, timeout=20)
+    queued = {e.player: e.ticket_id for e in await _of(stack, tid, RaceQueued)}
+    assert queued.keys() == {busy, free} and queued[busy] != public.ticket_id
+    assert len({e.match_id for e in matched}) == 1  # the two entrants, in the pool
 
 
 async def _of(stack, tid: str, kind) -> list:
