@@ -11,7 +11,8 @@ Keys (single Redis/valkey node; scripts derive keys from ticket ids):
 - ``mm:pt:<jti>``  a party token already used (kept while the token is valid)
 - ``mm:idem:<digest of caller and key>``  an idempotency key of Enqueue:
   ``<ticket id>|<digest of the request>``, kept the ticket's whole life (its
-  search, claim and result time); the ticket's hash is kept as long
+  search, claim and result time); an ended ticket's hash is kept at least as
+  long as its key (``finish``)
 - ``mm:exp``      sorted set: ticket id by expiry time (ms)
 - ``mm:watch``    sorted set: ticket id by watcher deadline (ms)
 - channel ``mm:events``: ticket ids (space-separated), published when tickets end
@@ -60,7 +61,7 @@ end
 # Answers {1}, {0, player, ticket} (a player already queued), {2, token id}
 # (a party token already used), {3, ticket, state} (the key made that ticket
 # for the same request: nothing new) or {4, ticket} (the key made that ticket
-# for another request: nothing done). The key is kept as long as the hash.
+# for another request: nothing done). A new key gets the hash's ttl.
 ENQUEUE = """
 if ARGV[11] ~= '' then
   local made = redis.call('GET', ARGV[11])
