@@ -32,6 +32,7 @@ from services.tournaments.ports import (
     END_UNSUPPORTED,
     MatchEnd,
     MatchNow,
+    QueuedElsewhere,
     TicketEnd,
 )
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -244,6 +245,7 @@ class GrpcMatchmaking:
         time_control: str,
         allow_bots: bool,
         pool: str,
+        key: str = "",
     ) -> str:
         request = mm_pb2.EnqueueRequest(
             game=game,
@@ -252,6 +254,7 @@ class GrpcMatchmaking:
             allow_bots=allow_bots,
             time_control=time_control,
             pool=pool,
+            idempotency_key=key,
         )
         try:
             reply = await self.stub.Enqueue(
@@ -259,12 +262,10 @@ class GrpcMatchmaking:
             )
         except grpc.aio.AioRpcError as e:
             info = error_info(e)
-            if (
-                e.code() == grpc.StatusCode.ALREADY_EXISTS
-                and info
-                and info.metadata.get("ticket_id")
-            ):
-                return info.metadata["ticket_id"]  # queued already (a retry after a crash)
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS and info:
+                # a ticket not made under this key (a retry after a crash is
+                # answered by the key itself): not the race's to adopt
+                raise QueuedElsewhere(info.metadata.get("ticket_id", "")) from None
             if e.code() in _RETRY:
                 raise Unavailable(
                     "matchmaking_unavailable", f"{e.code().name}: {e.details()}"
