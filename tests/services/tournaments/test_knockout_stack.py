@@ -76,8 +76,12 @@ async def test_dice_forge_tables_of_four_best_two_through(stack):
     # standings: the final's placings first, then by placing in round 1
     top = [s.player for s in t.standings[:4]]
     assert set(top) == set(final.players)
-    placed = sorted(range(4), key=lambda s: (final.result.ranks[s], -final.result.scores[s]))
-    assert t.standings[0].player == final.players[placed[0]]
+    seed = {e.player: e.seed for e in t.entrants}
+    placed = sorted(
+        range(4),
+        key=lambda s: (final.result.ranks[s], -final.result.scores[s], seed[final.players[s]]),
+    )  # the game's rank, then its score, then the seed (a shared win goes by seed)
+    assert [s.player for s in t.standings[:4]] == [final.players[s] for s in placed]
     assert all(s.tiebreaks["round_reached"] == 1 for s in t.standings[4:])
     check_matches_once(t, await match_subjects(stack.nats_url))
     events = await tournament_events(stack.nats_url, tid)
