@@ -74,46 +74,81 @@ class _Timed:
         return move
 
 
-def search_vs_greedy(
-    game: Any, players: int, games: int, iterations: int, rollout_moves: int
+def search_games(
+    game: Any, players: int, seeds: range, iterations: int, rollout_moves: int
 ) -> dict[str, Any]:
+    """The raw figures of the search bot's games on ``seeds`` (one seat, the
+    seat ``k % players`` for the ``k``-th seed from 10,000): ranks, win scores,
+    decision times and iterations. ``summarise`` turns them into figures."""
     timed = _Timed(SearchBot(iterations=iterations, rollout_moves=rollout_moves))
     greedy = greedy_bots()[game.name]
     ranks = []
-    score = 0.0
-    for k in range(games):
+    scores = []
+    for k in seeds:
         seat = k % players
         bots = {s: timed if s == seat else greedy for s in range(players)}
         result = playout(game, players, 10_000 + k, bots=bots)
         assert result.outcome is not None
         rank = result.outcome.ranks[seat]
         ranks.append(rank)
-        if players == 2:
-            score += (
-                1.0
-                if rank == 1 and result.outcome.ranks.count(1) == 1
-                else (0.5 if rank == 1 else 0.0)
-            )
-    t = sorted(timed.times)
+        shared = result.outcome.ranks.count(1) > 1
+        scores.append(1.0 if rank == 1 and not shared else (0.5 if rank == 1 else 0.0))
+    return {"ranks": ranks, "scores": scores, "times": timed.times, "iterations": timed.iterations}
+
+
+def summarise(
+    players: int, raw: list[dict[str, Any]], iterations: int, rollout_moves: int
+) -> dict[str, Any]:
+    ranks = [r for part in raw for r in part["ranks"]]
+    scores = [x for part in raw for x in part["scores"]]
+    t = sorted(x for part in raw for x in part["times"])
+    its = sum(part["iterations"] for part in raw)
+    games = len(ranks)
     out: dict[str, Any] = {
         "games": games,
         "budget": {"iterations": iterations, "rollout_moves": rollout_moves},
         "mean_rank": sum(ranks) / games,
         "greedy_mean_rank": (players + 1) / 2,
+        "mean_rank_stderr": _stderr(ranks),
         "decisions": len(t),
-        "decision_p50_ms": percentile(t, 50) * 1000,
-        "decision_p99_ms": percentile(t, 99) * 1000,
-        "iterations_per_s": timed.iterations / sum(t) if t else 0.0,
+        "decision_p50_ms": percentile(t, 50) * 1000 if t else 0.0,
+        "decision_p99_ms": percentile(t, 99) * 1000 if t else 0.0,
+        "iterations_per_s": its / sum(t) if t else 0.0,
     }
     if players == 2:
-        out["win_rate"] = score / games
+        out["win_rate"] = sum(scores) / games
+        out["win_rate_stderr"] = _stderr(scores)
     return out
+
+
+def _stderr(xs: list[float]) -> float:
+    n = len(xs)
+    if n < 2:
+        return 0.0
+    m = sum(xs) / n
+    return (sum((x - m) ** 2 for x in xs) / (n - 1) / n) ** 0.5
+
+
+def search_vs_greedy(
+    game: Any, players: int, games: int, iterations: int, rollout_moves: int
+) -> dict[str, Any]:
+    raw = search_games(game, players, range(games), iterations, rollout_moves)
+    return summarise(players, [raw], iterations, rollout_moves)
 
 
 QUICK = {"games": 10, "greedy_games": 50}
 FULL = {"games": 100, "greedy_games": 100}
-ITERATIONS = 16  # per decision: the stated budget
+ITERATIONS = 32  # per decision: the stated budget
+ITERATIONS_BY_GAME = {"dwarves_duel": 64, "dice_forge": 64}
+"""Games that get more iterations per decision: their greedy bots (the
+rollout policy, most of an iteration's cost) are cheap enough, and at 16 or
+32 iterations the search bot did not beat greedy there (docs/bots.md)."""
 ROLLOUT_MOVES = 30  # greedy moves per rollout before the standing is scored
+CHUNK = 10  # search games per task, so the processes share the work evenly
+
+
+def iterations_for(name: str) -> int:
+    return ITERATIONS_BY_GAME.get(name, ITERATIONS)
 
 
 def search_counts(game: Any) -> list[int]:
@@ -122,11 +157,10 @@ def search_counts(game: Any) -> list[int]:
     return [n for n in (2, 3, 4) if game.min_players <= n <= game.max_players]
 
 
-def _search_task(args: tuple[str, int, int]) -> dict[str, Any]:
-    name, n, games = args
+def _search_task(args: tuple[str, int, int, int]) -> dict[str, Any]:
+    name, n, start, stop = args
     game = default_registry().get(name)
-    r = search_vs_greedy(game, n, games, ITERATIONS, ROLLOUT_MOVES)
-    return {"game": name, "players": n, **r}
+    return search_games(game, n, range(start, stop), iterations_for(name), ROLLOUT_MOVES)
 
 
 def _natural_task(args: tuple[str, int, int]) -> dict[str, Any]:
@@ -140,8 +174,11 @@ def run(
     only: str | None = None,
     games: int | None = None,
     greedy_games: int | None = None,
+    on_progress: Any = None,
 ) -> dict[str, Any]:
-    """Every figure of the section; ``jobs`` processes play the games."""
+    """Every figure of the section; ``jobs`` processes play the games.
+    ``on_progress(out)`` is called with the figures so far after each game
+    and count (a long run can be written out as it goes)."""
     from concurrent.futures import ProcessPoolExecutor
 
     size = dict(FULL if full else QUICK)
@@ -156,14 +193,24 @@ def run(
         for n in range(g.min_players, g.max_players + 1)
         if (only is None or g.name == only) and size["greedy_games"] > 0
     ]
-    search = [
-        (g.name, n, size["games"])
+    counts = [
+        (g.name, n)
         for g in reg
         for n in search_counts(g)
         if (only is None or g.name == only) and size["games"] > 0
     ]
+    search = [
+        (name, n, start, min(start + CHUNK, size["games"]))
+        for name, n in counts
+        for start in range(0, size["games"], CHUNK)
+    ]
     out: dict[str, Any] = {
-        "budget": {"iterations": ITERATIONS, "rollout_moves": ROLLOUT_MOVES, **size},
+        "budget": {
+            "iterations": ITERATIONS,
+            "iterations_by_game": ITERATIONS_BY_GAME,
+            "rollout_moves": ROLLOUT_MOVES,
+            **size,
+        },
         "natural_ends": [],
         "search": [],
     }
@@ -174,9 +221,20 @@ def run(
                 f"  greedy {ne['game']} {ne['players']}p: natural {ne['natural_share']:.2f}",
                 flush=True,
             )
-        for r in pool.map(_search_task, search):
+        parts: dict[tuple[str, int], list[dict[str, Any]]] = {c: [] for c in counts}
+        for task, raw in zip(search, pool.map(_search_task, search), strict=True):
+            parts[task[:2]].append(raw)
+            name, n = task[:2]
+            if len(parts[(name, n)]) * CHUNK < size["games"]:
+                continue
+            r = {
+                "game": name,
+                "players": n,
+                **summarise(n, parts[(name, n)], iterations_for(name), ROLLOUT_MOVES),
+            }
             out["search"].append(r)
-            n = r["players"]
+            if on_progress is not None:
+                on_progress(out)
             strength = f"win {r['win_rate']:.2f}" if n == 2 else f"rank {r['mean_rank']:.2f}"
             print(
                 f"  search {r['game']} {n}p: {strength}, p50 {r['decision_p50_ms']:.0f} ms, "
@@ -196,12 +254,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--greedy-games", type=int, help="greedy games per game and count")
     parser.add_argument("--out", help="also write the figures to this JSON file")
     args = parser.parse_args(argv)
-    out = run(args.full, args.jobs, args.game, args.games, args.greedy_games)
-    text = json.dumps(out, indent=1)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    print(text)
+
+    def write(out: dict[str, Any]) -> None:
+        if args.out:
+            with open(args.out, "w") as f:
+                f.write(json.dumps(out, indent=1) + "\n")
+
+    started = time.monotonic()
+    out = run(args.full, args.jobs, args.game, args.games, args.greedy_games, on_progress=write)
+    out["seconds"] = round(time.monotonic() - started, 1)
+    write(out)
+    print(json.dumps(out, indent=1))
     return 0
 
 
