@@ -27,6 +27,7 @@ from concurrent.futures import Executor
 
 import grpc
 import msgspec
+from prometheus_client import Counter
 
 from engine_core.bots import LEVELS, Bot, bot_for, choose_from_view
 from engine_core.decider import Game
@@ -41,6 +42,10 @@ log = get_logger("bots")
 FINISHED = match_pb2.MATCH_STATUS_FINISHED
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 _STALE = (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION)
+
+LEVEL_MOVES = Counter(
+    "bots_level_moves_total", "Moves bot seats made, by the level they played at", ["level"]
+)
 
 
 class Identity:
@@ -67,9 +72,10 @@ def has_public_state(game: Game) -> bool:
 
 
 def level_of(player_id: str, default: str) -> str:
-    """The difficulty level a bot id names (``bot:search-1`` -> ``search``), or
-    ``default`` for ids that name none (``bot:7``)."""
-    name = player_id.split(":", 1)[-1].rsplit("-", 1)[0]
+    """The difficulty level a bot id names: the first part of its name
+    (``bot:search-1`` -> ``search``, ``bot:greedy-fill-t1`` -> ``greedy``), or
+    ``default`` for ids that name none (``bot:7``, ``bot:fill-t1``)."""
+    name = player_id.split(":", 1)[-1].split("-", 1)[0]
     return name if name in LEVELS else default
 
 
@@ -86,6 +92,7 @@ class SeatPlayer:
         timeout_s: float = 10.0,
         move_delay_s: float = 0.0,
         executor: Executor | None = None,
+        level: str = "",
     ) -> None:
         self.stub = stub
         self.match_id = match_id
@@ -98,6 +105,7 @@ class SeatPlayer:
         self.executor = executor
         self._view = msgspec.json.Decoder(game.View)
         self.moves = 0
+        self.level = level or bot.name  # what the moves are counted under
 
     async def play(self) -> None:
         """Until the match is finished."""
@@ -173,6 +181,7 @@ class SeatPlayer:
                     request, metadata=self.identity.metadata(), timeout=self.timeout_s
                 )
                 self.moves += 1
+                LEVEL_MOVES.labels(self.level).inc()
                 return
             except grpc.aio.AioRpcError as e:
                 if e.code() in _STALE:  # somebody moved first: the next commit decides
@@ -212,7 +221,7 @@ async def play_match(
             Identity(bot_id, tokens),
             seat,
             bot_for(
-                level_of(bot_id, kind),
+                level,
                 game,
                 iterations=search_iterations,
                 time_s=search_time_s,
@@ -221,8 +230,10 @@ async def play_match(
             timeout_s=timeout_s,
             move_delay_s=move_delay_s,
             executor=executor,
+            level=level,
         )
         for bot_id, seat in sorted(bots.items(), key=lambda kv: kv[1])
+        for level in [level_of(bot_id, kind)]
     ]
     tasks = [asyncio.create_task(p.play()) for p in players]
     try:

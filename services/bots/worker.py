@@ -131,11 +131,13 @@ class BotWorker:
                 search_iterations=s.search_iterations,
                 executor=self.search_pool,
             )
-            self.finished += 1
-            MATCHES_PLAYED.labels("finished").inc()
             BOT_MOVES.inc(moves)
             log.info("bot_match_finished", match=match_id, game=game, moves=moves)
             await self.redis.xack(JOBS, GROUP, entry_id)
+            # counted once the job is settled too: a reader of ``finished``
+            # (or of the metric) never sees a finished match still pending
+            self.finished += 1
+            MATCHES_PLAYED.labels("finished").inc()
         except asyncio.CancelledError:
             raise  # stopping: the entry stays pending for whoever runs next
         except Exception:

@@ -3,7 +3,8 @@
 tabletop up                          the whole stack on this machine (make run)
 tabletop games                       the games, player counts and options
 tabletop login / logout / whoami     the guest identity this terminal plays as
-tabletop play GAME [--bots K]        play against bots (--auto: a bot plays you too;
+tabletop play GAME [--bots K]        play against bots (--level random|greedy|search:
+                                     their difficulty; --auto: a bot plays you too;
                                      --clock 30s / 5m+3s: a turn clock)
 tabletop play --resume MATCH         go back to a match you left
 tabletop queue GAME                  wait in matchmaking with a live status line, then play
@@ -212,8 +213,10 @@ async def find_match(
     *,
     status_line: bool = True,
     time_control: str = "",
+    bot_level: str = "",
 ) -> tuple[str, int]:
-    """Queue for a match and wait until matchmaking seats us."""
+    """Queue for a match and wait until matchmaking seats us (``bot_level``:
+    the level of the bots that may fill it, "" = the matchmaker's setting)."""
     try:
         ticket = await s.matchmaking.Enqueue(
             matchmaking_pb2.EnqueueRequest(
@@ -222,6 +225,7 @@ async def find_match(
                 options_json=options,
                 allow_bots=bots,
                 time_control=time_control,
+                bot_level=bot_level,
             ),
             metadata=s.metadata,
             timeout=5,
@@ -237,7 +241,9 @@ async def find_match(
         matchmaking_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=s.metadata
     )
     began = time.monotonic()
-    what = f"{game}, {players} players" + (", bots may fill seats" if bots else "")
+    what = f"{game}, {players} players"
+    if bots:
+        what += f", {bot_level} bots may fill seats" if bot_level else ", bots may fill seats"
     window = ""
 
     def line() -> str:
@@ -507,7 +513,13 @@ async def cmd_play(args: argparse.Namespace) -> int:
                 )
             clock = clock_spec(args)
             match_id, seat = await find_match(
-                s, game.name, players, args.options, True, time_control=clock
+                s,
+                game.name,
+                players,
+                args.options,
+                True,
+                time_control=clock,
+                bot_level=args.level or "",
             )
         return await play_and_report(s, game, match_id, seat, args)
     finally:
@@ -526,7 +538,7 @@ async def play_and_report(s: Session, game: Any, match_id: str, seat: int, args:
             auto=args.auto,
             quiet=args.quiet,
             full=args.full,
-            level=args.level,
+            level=args.level or "greedy",
         )
     except Quit:
         say(f"left match {match_id}; go back to it with:")
@@ -549,7 +561,13 @@ async def cmd_queue(args: argparse.Namespace) -> int:
         say(f"in the queue as {me}")
         players = args.players or game.min_players
         match_id, seat = await find_match(
-            s, game.name, players, args.options, args.bots, time_control=clock_spec(args)
+            s,
+            game.name,
+            players,
+            args.options,
+            args.bots,
+            time_control=clock_spec(args),
+            bot_level=args.level or "",
         )
         say(f"matched: match {match_id}, seat {seat}")
         return await play_and_report(s, game, match_id, seat, args)
@@ -766,9 +784,10 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--auto", action="store_true", help="a bot plays your seat too")
         sp.add_argument(
             "--level",
-            default="greedy",
+            default=None,
             choices=LEVELS,
-            help="level of the --auto bot (bot seats: TABLETOP_MATCHMAKING_BOT_LEVEL)",
+            help="difficulty of the bots: the bot seats of the match (default: the "
+            "matchmaker's, TABLETOP_MATCHMAKING_BOT_LEVEL) and the --auto bot (default greedy)",
         )
         sp.add_argument("--quiet", action="store_true", help="print only the result")
         sp.add_argument("--full", action="store_true", help="the whole board at every turn")

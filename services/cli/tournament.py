@@ -20,6 +20,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from engine_core.bots import LEVELS
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 from tabletop.tournaments.v1 import tournaments_pb2_grpc as pb_grpc
 
@@ -90,9 +91,14 @@ def _create_request(args: argparse.Namespace) -> pb.CreateTournamentRequest:
         options=pb.TournamentOptions(
             table_size=args.table_size,
             top_cut=args.top_cut,
+            advance=args.advance,
+            round_deadline_s=args.round_deadline,
             bot_fill=args.bot_fill,
+            bot_level=args.bot_level or "",
             late_registration_rounds=args.late_rounds,
             race_seconds=args.race_seconds,
+            race_queue=args.race_queue,
+            race_max_matches=args.race_max_matches,
         ),
         game_options_json=args.options,
         time_control=_time_control(args.time_control),
@@ -202,7 +208,7 @@ async def cmd_run(args: argparse.Namespace, console: Any) -> int:
                     )
                 elif e.type == "rematch" and data["round"] in tasks:
                     progress.update(tasks[data["round"]], advance=-1)
-                elif e.type == "result" and data["round"] in tasks:
+                elif e.type in ("result", "adjudicated") and data["round"] in tasks:
                     progress.advance(tasks[data["round"]])
         t = await c.stub.GetTournament(pb.GetTournamentRequest(tournament_id=tid), metadata=c.md)
         console.print(_standings(t, args.top))
@@ -221,9 +227,24 @@ def add_parser(sub: Any) -> None:
         q.add_argument("--rounds", type=int, default=0, help="Swiss: rounds (required)")
         q.add_argument("--table-size", type=int, default=2)
         q.add_argument("--top-cut", type=int, default=0, help="Swiss: then the top N knock out")
+        q.add_argument(
+            "--advance", type=int, default=0, help="elimination of tables: the best N go through"
+        )
+        q.add_argument(
+            "--round-deadline", type=float, default=0.0, help="seconds per round, then adjudicate"
+        )
         q.add_argument("--bot-fill", action="store_true", help="a bot evens an odd field")
+        q.add_argument(
+            "--bot-level",
+            choices=LEVELS,
+            help="the fill bot's level (default: the bot worker's)",
+        )
         q.add_argument("--late-rounds", type=int, default=0, help="late registration up to round")
         q.add_argument("--race-seconds", type=float, default=0.0, help="score race window")
+        q.add_argument(
+            "--race-queue", action="store_true", help="score race: queue entrants via matchmaking"
+        )
+        q.add_argument("--race-max-matches", type=int, default=0, help="score race: per entrant")
         q.add_argument(
             "--time-control", default="none", help="none, game_default, per_move:S, fischer:S+I"
         )

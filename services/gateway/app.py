@@ -137,6 +137,7 @@ def ticket_dict(u: matchmaking_pb2.TicketUpdate) -> dict[str, Any]:
             "seat": m.seat,
             "player_count": m.player_count,
             "bots": m.bots,
+            "bot_level": m.bot_level,
         }
     return d
 
@@ -314,12 +315,17 @@ class GatewayApp:
         clock = body.get("time_control", "")
         if not isinstance(clock, str) or len(clock) > 64:
             raise bad_request("bad_time_control", 'time_control is a text such as "30s" or "5m+3s"')
+        # the level itself is matchmaking's to check (one list of levels)
+        bot_level = body.get("bot_level", "")
+        if not isinstance(bot_level, str) or len(bot_level) > 32:
+            raise bad_request("bad_bot_level", 'bot_level is "random", "greedy" or "search"')
         req = matchmaking_pb2.EnqueueRequest(
             game=game,
             player_counts=counts,
             options_json=options_json,
             allow_bots=allow_bots,
             time_control=clock,
+            bot_level=bot_level,
         )
         r = await self._call(self.matchmaking.Enqueue, req, token)
         return {"ticket_id": r.ticket_id}

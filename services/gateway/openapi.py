@@ -309,6 +309,16 @@ def openapi_document() -> dict[str, Any]:
                         "player_counts": {"type": "array", "items": {"type": "integer"}},
                         "options": OBJ,
                         "allow_bots": {"type": "boolean"},
+                        "time_control": {
+                            "type": "string",
+                            "description": 'the turn clock ("30s", "5m+3s", "default", '
+                            '"none"); empty: the matchmaker\'s',
+                        },
+                        "bot_level": {
+                            "enum": ["", "random", "greedy", "search"],
+                            "description": "the difficulty of the bots that may fill the "
+                            "match (with allow_bots); empty: the matchmaker's setting",
+                        },
                     },
                 },
             },

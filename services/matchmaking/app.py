@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import redis.asyncio as redis
 import structlog
 
+from engine_core.bots import LEVELS
 from engine_core.errors import EngineError
 from engine_core.registry import Registry, UnknownGame
 from services.common.auth import MAX_PLAYER_ID_CHARS, Tokens, valid_player_id
@@ -42,6 +43,7 @@ log = structlog.get_logger("matchmaking.app")
 BOT_PREFIX = "bot:"
 MAX_LEADERBOARD = 100
 MAX_OPTIONS_BYTES = 64 * 1024
+MAX_POOL_CHARS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +67,7 @@ class TicketUpdate:
     seats: dict[str, int] | None = None
     player_count: int = 0
     bots: int = 0
+    bot_level: str = ""  # the level of those bots ("" when none)
 
 
 class TicketEvents:
@@ -157,11 +160,18 @@ class Matchmaking:
         party_tokens: Sequence[str] = (),
         *,
         time_control: str = "",
+        bot_level: str = "",
+        pool: str = "",
     ) -> str:
         g = self._game(game)
+        if pool and not caller.is_service:
+            raise Forbidden("pool_service_only", "only a service queues tickets in a pool")
+        if len(pool) > MAX_POOL_CHARS or not pool.isprintable():
+            raise BadRequest("bad_pool", f"a pool is at most {MAX_POOL_CHARS} printable characters")
         consents: list[str] = []
         # canonical text form, so equal clocks share a queue
         clock = format_spec(parse_time_control(time_control)) if time_control.strip() else ""
+        level = self._bot_level(bot_level)
         if caller.is_service:
             players = list(party)
             if not players:
@@ -197,7 +207,17 @@ class Matchmaking:
         rating = sum(r.mu for r in rated) / len(rated)
         try:
             tid = await self.store.enqueue(
-                NewTicket(game, tuple(players), tuple(counts), options, allow_bots, rating, clock),
+                NewTicket(
+                    game,
+                    tuple(players),
+                    tuple(counts),
+                    options,
+                    allow_bots,
+                    rating,
+                    clock,
+                    level,
+                    pool=pool,
+                ),
                 consents=consents,
                 consent_ttl_ms=int((self.settings.party_token_ttl_s + 60) * 1000),
             )
@@ -257,6 +277,20 @@ class Matchmaking:
         return self.tokens.party_token(
             caller.player_id, leader, game, ttl_s=int(self.settings.party_token_ttl_s)
         )
+
+    def _bot_level(self, bot_level: str) -> str:
+        """The level of the bots a ticket accepts: one of ``LEVELS``, or the
+        setting when the ticket names none (recorded on the ticket, so a
+        change of the setting does not move tickets already queued)."""
+        level = bot_level.strip()
+        if not level:
+            return self.settings.bot_level
+        if level not in LEVELS:
+            raise BadRequest(
+                "bad_bot_level",
+                f"bot_level {level[:32]!r} is not a bot level; use one of {', '.join(LEVELS)}",
+            )
+        return level
 
     def _game(self, game: str):
         try:
@@ -327,8 +361,7 @@ class Matchmaking:
                             ticket_id, now_ms() + int(s.watch_grace_s * 1000)
                         )
 
-    @staticmethod
-    def _final(caller: Caller, rec: TicketRecord) -> TicketUpdate:
+    def _final(self, caller: Caller, rec: TicketRecord) -> TicketUpdate:
         if rec.state != "matched":
             return TicketUpdate(rec.ticket_id, rec.state, rec.reason or rec.state)
         seat = rec.seats.get(caller.player_id, rec.seats.get(rec.players[0], 0))
@@ -340,6 +373,8 @@ class Matchmaking:
             seats=dict(rec.seats),
             player_count=rec.player_count,
             bots=rec.bots,
+            # tickets queued before levels name none: they got the setting's
+            bot_level=(rec.bot_level or self.settings.bot_level) if rec.bots else "",
             rating=rec.rating,
         )
 

@@ -4,7 +4,8 @@ Keys (single Redis/valkey node; scripts derive keys from ticket ids):
 
 - ``mm:t:<id>``   hash, one ticket (fields in ``store.TicketRecord``)
 - ``mm:q:<game>:<options hash>:<n>``  sorted set, the searching tickets that accept
-  ``n`` players, scored by rating; member ``<id>|<size>|<enqueued ms>|<bots 0/1>``
+  ``n`` players, scored by rating; member ``<id>|<size>|<enqueued ms>|<bots>``
+  (bots: ``0`` none, else the level of the bots the ticket accepts)
 - ``mm:queues``   set of every queue key ever used
 - ``mm:p:<player>``  the ticket a player is queued with (one at a time)
 - ``mm:pt:<jti>``  a party token already used (kept while the token is valid)

@@ -72,7 +72,10 @@ class Matchmaker:
         self.name = name or uuid.uuid4().hex[:8]
         if bot_kind not in LEVELS:
             raise ValueError(f"unknown bot level {bot_kind!r}; use one of {', '.join(LEVELS)}")
-        self.bot_kind = bot_kind  # bot seats are named bot:<level>-<n> (the worker reads it)
+        # The level of the bots of tickets that name none (queued before
+        # levels); a ticket's own level names its bots: bot:<level>-<n>,
+        # which the worker reads.
+        self.bot_kind = bot_kind
         self._sem = asyncio.Semaphore(settings.create_concurrency)
         self._rng = random.Random()
 
@@ -111,7 +114,14 @@ class Matchmaker:
             seen += len(entries)
             members[key] = {e.ticket_id: e.member for e in entries}
             cands[key] = [
-                Candidate(e.ticket_id, e.size, e.rating, (at - e.created_ms) / 1000.0, e.allow_bots)
+                Candidate(
+                    e.ticket_id,
+                    e.size,
+                    e.rating,
+                    (at - e.created_ms) / 1000.0,
+                    e.allow_bots,
+                    e.bot_level or self.bot_kind,
+                )
                 for e in entries
             ]
         by_size = sorted(cands, key=lambda k: parse_queue_key(k)[2])
@@ -195,7 +205,8 @@ class Matchmaker:
             for p in rec.players:
                 players.append(p)
                 owner[p] = rec.ticket_id
-        bots = [f"{BOT_PREFIX}{self.bot_kind}-{i + 1}" for i in range(group.bots)]
+        level = group.bot_level or self.bot_kind
+        bots = [f"{BOT_PREFIX}{level}-{i + 1}" for i in range(group.bots)]
         order = players + bots
         self._rng.shuffle(order)
         async with self._sem:
@@ -224,7 +235,7 @@ class Matchmaker:
         metrics.MATCHES_MADE.labels(game, str(n)).inc()
         metrics.TICKETS_MATCHED.labels(game).inc(len(group.tickets))
         if bots:
-            metrics.BOT_SEATS.labels(game).inc(len(bots))
+            metrics.BOT_SEATS.labels(game, level).inc(len(bots))
         return MatchResult(
             tickets=tuple(t.ticket_id for t in group.tickets),
             match_id=created.match_id,

@@ -34,7 +34,9 @@ def set_queue_sizes(sizes: Iterable[tuple[str, int, int]]) -> None:
     _queue_labels.update(totals)
 
 
-BOT_SEATS = Counter("matchmaking_bot_seats_total", "Seats given to bots", ["game"])
+BOT_SEATS = Counter(
+    "matchmaking_bot_seats_total", "Seats given to bots, by game and level", ["game", "level"]
+)
 CREATE_FAILURES = Counter(
     "matchmaking_create_failures_total", "CreateMatch calls that failed (tickets released)"
 )

@@ -10,7 +10,10 @@ the rating window of *every* member; a ticket's window widens with the time it
 has waited (``MatchmakingSettings.window``). Tickets are swept in rating order,
 so a group is always a run of neighbours in rating. A ticket that allows bots
 and has waited ``bot_fill_after_s`` may be seated with fewer players than
-``n``; the rest of the seats go to bots.
+``n``; the rest of the seats go to bots. A ticket names the level of the bots
+it accepts (``bot_level``): full groups of people ignore it, a bot-filled
+group is formed only of tickets asking for the same level, so nobody gets
+bots of another difficulty than the one they chose.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Candidate:
     rating: float
     waited_s: float
     allow_bots: bool
+    bot_level: str = ""  # the bots it accepts ("" = the matchmaker's setting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,7 @@ class Group:
 
     tickets: tuple[Candidate, ...]
     bots: int
+    bot_level: str = ""  # the level of those bots (every ticket's; "" = the setting)
 
     @property
     def humans(self) -> int:
@@ -59,7 +64,9 @@ def form_groups(
     ``window(waited_s)`` is the rating window of a ticket. With
     ``bot_fill_after_s`` set, the tickets left over that allow bots and waited
     that long are grouped among themselves (same window rule) and padded with
-    bots. Tickets in ``skip`` are ignored (already grouped in another queue).
+    bots; a bot-filled group holds only tickets of one ``bot_level`` (levels
+    swept in name order). Tickets in ``skip`` are ignored (already grouped in
+    another queue).
     ``full=False`` skips the full groups (only the bot-filled ones are formed).
     """
     cands = sorted(
@@ -70,7 +77,9 @@ def form_groups(
     used = [False] * len(cands)
     groups: list[Group] = []
 
-    def sweep(eligible: Callable[[int], bool], complete: Callable[[int], bool]) -> None:
+    def sweep(
+        eligible: Callable[[int], bool], complete: Callable[[int], bool], level: str = ""
+    ) -> None:
         for i in range(len(cands)):
             if used[i] or not eligible(i):
                 continue
@@ -91,13 +100,25 @@ def form_groups(
             if complete(total):
                 for m in members:
                     used[m] = True
-                groups.append(Group(tuple(cands[m] for m in members), players - total))
+                groups.append(
+                    Group(
+                        tuple(cands[m] for m in members),
+                        players - total,
+                        level if total < players else "",
+                    )
+                )
 
     if full:
         sweep(lambda _i: True, lambda total: total == players)
     if bot_fill_after_s is not None:
-        sweep(
-            lambda i: cands[i].allow_bots and cands[i].waited_s >= bot_fill_after_s,
-            lambda total: total >= 1,
-        )
+        ready = [
+            c.allow_bots and c.waited_s >= bot_fill_after_s and not used[i]
+            for i, c in enumerate(cands)
+        ]
+        for level in sorted({c.bot_level for c, r in zip(cands, ready, strict=True) if r}):
+            sweep(
+                lambda i, level=level: ready[i] and cands[i].bot_level == level,
+                lambda total: total >= 1,
+                level,
+            )
     return groups

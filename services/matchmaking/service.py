@@ -51,6 +51,7 @@ def ticket_update(u: TicketUpdate) -> pb.TicketUpdate:
                 seats=u.seats or {},
                 player_count=u.player_count,
                 bots=u.bots,
+                bot_level=u.bot_level,
             )
         )
     return msg
@@ -91,6 +92,8 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 request.allow_bots,
                 list(request.party_tokens),
                 time_control=request.time_control,
+                bot_level=request.bot_level,
+                pool=request.pool,
             )
         bind(ticket=tid)
         return pb.EnqueueResponse(ticket_id=tid)

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from engine_core.bots import LEVELS
 from services.common.auth import AuthSettings
 from services.common.ratelimit import LimitSettings
 
@@ -81,6 +82,15 @@ class MatchmakingSettings:
     auth_settings: AuthSettings | None = None
     # Per-caller limits (TABLETOP_LIMIT_*, services.common.ratelimit).
     limits: LimitSettings = dataclasses.field(default_factory=LimitSettings)
+
+    def __post_init__(self) -> None:
+        # the default level of every ticket: refused at start-up, whichever
+        # role (the API records it on tickets, the matchmaker names bots)
+        if self.bot_level not in LEVELS:
+            raise ValueError(
+                f"{env_name('bot_level')}={self.bot_level!r} is not a bot level "
+                f"({', '.join(LEVELS)})"
+            )
 
     @classmethod
     def from_env(

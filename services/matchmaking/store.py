@@ -64,13 +64,16 @@ def options_key(options_json: str) -> str:
     return hashlib.sha1(canonical.encode()).hexdigest()[:12]
 
 
-def clock_options_key(options_json: str, time_control: str) -> str:
+def clock_options_key(options_json: str, time_control: str, pool: str = "") -> str:
     """The options hash, with the turn clock folded in when it is not the
-    matchmaker's default (tickets with other clocks never meet)."""
+    matchmaker's default (tickets with other clocks never meet), and the pool
+    when there is one (tickets of other pools never meet)."""
     okey = options_key(options_json)
-    if not time_control:
-        return okey
-    return hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+    if time_control:
+        okey = hashlib.sha1(f"{okey}|{time_control}".encode()).hexdigest()[:12]
+    if pool:
+        okey = hashlib.sha1(f"{okey}|pool|{pool}".encode()).hexdigest()[:12]
+    return okey
 
 
 def queue_key(game: str, opts_key: str, players: int) -> str:
@@ -91,6 +94,8 @@ class NewTicket:
     allow_bots: bool
     rating: float
     time_control: str = ""  # the text form ("" = the matchmaker's setting)
+    bot_level: str = ""  # the level of the bots it accepts ("" = the matchmaker's setting)
+    pool: str = ""  # a closed pool ("" = the public queues)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,7 @@ class TicketRecord:
     bots: int = 0
     ended_ms: int = 0  # Redis server time when the ticket ended
     time_control: str = ""
+    bot_level: str = ""
 
     @classmethod
     def from_hash(cls, h: dict[str, str]) -> TicketRecord:
@@ -133,12 +139,17 @@ class TicketRecord:
             bots=int(h.get("nbots") or 0),
             ended_ms=int(h.get("ended_ms") or 0),
             time_control=h.get("tc", ""),
+            bot_level=h.get("blevel", ""),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class QueueEntry:
-    """One member of a queue: what pairing needs, straight from the member string."""
+    """One member of a queue: what pairing needs, straight from the member string.
+
+    The last part of the member is ``0`` (no bots), or the level of the bots
+    the ticket accepts (``1`` from tickets queued before levels: the
+    matchmaker's setting)."""
 
     member: str
     ticket_id: str
@@ -146,11 +157,13 @@ class QueueEntry:
     created_ms: int
     allow_bots: bool
     rating: float
+    bot_level: str = ""  # "" = the matchmaker's setting
 
     @classmethod
     def parse(cls, member: str, score: float) -> QueueEntry:
         tid, size, created, bots = member.split("|")
-        return cls(member, tid, int(size), int(created), bots == "1", score)
+        level = "" if bots in ("0", "1") else bots
+        return cls(member, tid, int(size), int(created), bots != "0", score, level)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,9 +222,10 @@ class TicketStore:
         created = now_ms() if at_ms is None else at_ms
         expires = created + int(s.ticket_ttl_s * 1000)
         hash_ttl = int((s.ticket_ttl_s + s.claim_timeout_s + s.result_ttl_s) * 1000)
-        okey = clock_options_key(t.options_json, t.time_control)
+        okey = clock_options_key(t.options_json, t.time_control, t.pool)
         queues = [queue_key(t.game, okey, n) for n in sorted(set(t.player_counts))]
-        member = f"{ticket_id}|{len(t.players)}|{created}|{int(t.allow_bots)}"
+        bots = (t.bot_level or "1") if t.allow_bots else "0"
+        member = f"{ticket_id}|{len(t.players)}|{created}|{bots}"
         fields = {
             "id": ticket_id,
             "game": t.game,
@@ -219,6 +233,8 @@ class TicketStore:
             "counts": ",".join(str(n) for n in sorted(set(t.player_counts))),
             "opts": t.options_json,
             "tc": t.time_control,
+            "blevel": t.bot_level,
+            "pool": t.pool,
             "bots": "1" if t.allow_bots else "0",
             "rating": repr(float(t.rating)),
             "created_ms": str(created),

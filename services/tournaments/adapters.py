@@ -1,5 +1,6 @@
 """Real adapters of the ports: the match service (gRPC), the bot worker's
-job stream and matchmaking's ratings (Redis)."""
+job stream and matchmaking's ratings (Redis), the matchmaker (gRPC, for
+score races that queue their entrants)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import grpc
 import redis.asyncio as redis
 
 from services.common.auth import Tokens, is_bot
+from services.common.errors import error_info
 from services.common.grpcserver import balanced_channel_options
 from services.match import model as clock_model
 from services.match.servicer import time_control_pb
@@ -23,8 +25,10 @@ from services.tournaments.model import (
     TC_PER_MOVE,
     TimeControl,
 )
-from services.tournaments.ports import MatchEnd
+from services.tournaments.ports import MatchEnd, TicketEnd
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
+from tabletop.matchmaking.v1 import matchmaking_pb2 as mm_pb2
+from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as mm_pb2_grpc
 
 SERVICE_SUBJECT = "service:tournaments"
 """Every replica creates matches as this subject: the match service scopes
@@ -114,15 +118,18 @@ class GrpcMatches:
         return reply.match_id
 
     async def result(self, match_id: str) -> MatchEnd | None:
+        return (await self.state(match_id))[0]
+
+    async def state(self, match_id: str) -> tuple[MatchEnd | None, tuple[int, ...]]:
         reply = await self._call(self.stub.GetMatch, match_pb2.GetMatchRequest(match_id=match_id))
         if reply.status != match_pb2.MATCH_STATUS_FINISHED:
-            return None
+            return None, tuple(reply.awaiting)
         return MatchEnd(
             players=tuple(s.player for s in reply.seats),
             ranks=tuple(reply.outcome.ranks),
             scores=tuple(reply.outcome.scores),
             reason=reply.outcome.reason,
-        )
+        ), ()
 
     async def close(self) -> None:
         await self.channel.close()
@@ -151,3 +158,85 @@ class RedisSeeding:
     async def ratings(self, game: str, players: list[str]) -> list[float]:
         rated = await self.ratings_.get_many(game, players)
         return [0.0 if is_bot(p) else r.ordinal for p, r in zip(players, rated, strict=True)]
+
+
+_TICKET_ENDS = {
+    mm_pb2.TICKET_STATE_MATCHED: "matched",
+    mm_pb2.TICKET_STATE_CANCELLED: "cancelled",
+    mm_pb2.TICKET_STATE_EXPIRED: "expired",
+}
+
+
+class GrpcMatchmaking:
+    """The matchmaker, for a score race that queues its entrants: tickets in
+    the race's pool, enqueued and watched as ``service:tournaments`` (a
+    service token may queue any player)."""
+
+    def __init__(self, target: str, tokens: Tokens, *, timeout_s: float = 10.0) -> None:
+        self.channel = grpc.aio.insecure_channel(target, options=balanced_channel_options())
+        self.stub = mm_pb2_grpc.MatchmakingServiceStub(self.channel)
+        self.token = ServiceToken(tokens, SERVICE_SUBJECT)
+        self.timeout_s = timeout_s
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token()}"),)
+
+    async def enqueue(
+        self,
+        game: str,
+        player: str,
+        counts: list[int],
+        time_control: str,
+        allow_bots: bool,
+        pool: str,
+    ) -> str:
+        request = mm_pb2.EnqueueRequest(
+            game=game,
+            player_counts=counts,
+            party=[player],
+            allow_bots=allow_bots,
+            time_control=time_control,
+            pool=pool,
+        )
+        try:
+            reply = await self.stub.Enqueue(
+                request, metadata=self._metadata(), timeout=self.timeout_s
+            )
+        except grpc.aio.AioRpcError as e:
+            info = error_info(e)
+            if (
+                e.code() == grpc.StatusCode.ALREADY_EXISTS
+                and info
+                and info.metadata.get("ticket_id")
+            ):
+                return info.metadata["ticket_id"]  # queued already (a retry after a crash)
+            if e.code() in _RETRY:
+                raise Unavailable(
+                    "matchmaking_unavailable", f"{e.code().name}: {e.details()}"
+                ) from None
+            raise
+        return reply.ticket_id
+
+    async def cancel(self, ticket_id: str) -> None:
+        try:
+            await self.stub.CancelTicket(
+                mm_pb2.CancelTicketRequest(ticket_id=ticket_id),
+                metadata=self._metadata(),
+                timeout=self.timeout_s,
+            )
+        except grpc.aio.AioRpcError as e:
+            if e.code() not in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.NOT_FOUND):
+                raise
+
+    async def watch(self, ticket_id: str) -> TicketEnd:
+        call = self.stub.WatchTicket(
+            mm_pb2.WatchTicketRequest(ticket_id=ticket_id), metadata=self._metadata()
+        )
+        async for u in call:
+            state = _TICKET_ENDS.get(u.state)
+            if state is not None:
+                return TicketEnd(state, u.matched.match_id if state == "matched" else "", u.reason)
+        return TicketEnd("expired", "", "watch_ended")
+
+    async def close(self) -> None:
+        await self.channel.close()

@@ -21,6 +21,7 @@ decides which append counts.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import math
 import os
@@ -29,8 +30,10 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import grpc
 import structlog
 
+from engine_core.bots import LEVELS
 from engine_core.registry import Registry, UnknownGame, default_registry
 from services.common.auth import ROLE_ORGANISER, ROLE_SERVICE, Principal, is_bot
 from services.common.errors import Aborted
@@ -56,13 +59,18 @@ from services.tournaments.model import (
     STATUS_RUNNING,
     TIME_CONTROL_KINDS,
     Event,
+    MatchAdjudicated,
     MatchResultRecorded,
     Options,
     PlayerRegistered,
     PlayerWithdrawn,
+    RaceMatched,
+    RaceQueued,
+    RaceTicketEnded,
     RegistrationClosed,
     RematchStarted,
     RoundCompleted,
+    RoundDeadlinePassed,
     RoundPaired,
     RoundStarted,
     Table,
@@ -73,7 +81,7 @@ from services.tournaments.model import (
     event_type,
     fold,
 )
-from services.tournaments.ports import BotJobs, MatchEnd, Matches, Seeding
+from services.tournaments.ports import BotJobs, MatchEnd, Matches, Queue, Seeding, TicketEnd
 from services.tournaments.store import StoreUnavailable, TournamentStore
 
 log = structlog.get_logger("tabletop.tournaments")
@@ -84,6 +92,9 @@ MAX_FIELD = 100_000
 APPEND_ATTEMPTS = 20
 
 
+RACE_QUEUE_BATCH = 32
+"""Entrants a queued race enqueues at once (one sweep step)."""
+
 RACE_GRACE_MS = 3000
 """A score race is closed this long after its window, for the facts of
 matches that ended inside it to arrive."""
@@ -91,6 +102,38 @@ matches that ended inside it to arrive."""
 
 def race_end_ms(t: Tournament) -> int:
     return t.started_ms + int(t.options.race_seconds * 1000)
+
+
+MAX_ROUND_DEADLINE_S = 7 * 24 * 3600.0
+
+
+def race_pool(tournament_id: str) -> str:
+    """The matchmaker's pool of a queued race: its entrants meet only each
+    other (and the matchmaker's bots)."""
+    return f"tournament:{tournament_id}"
+
+
+def round_deadline_ms(t: Tournament, rnd) -> int:
+    """When the round must be over (0: no deadline): its start plus
+    ``round_deadline_s``."""
+    if not t.options.round_deadline_s or not rnd.started_ms:
+        return 0
+    return rnd.started_ms + round(t.options.round_deadline_s * 1000)
+
+
+def adjudication(players: tuple[str, ...], awaiting: tuple[int, ...]):
+    """The deadline rule for a match still running: the seats the game waits
+    for rank last with score 0, the others share first with score 1 (as a
+    clock forfeit); if it waits for every seat (or none: it cannot be told
+    who is slow) the match is void: ranks shared, no points for anyone.
+    Returns (ranks, scores, void)."""
+    waiting = {s for s in awaiting if 0 <= s < len(players)}
+    if not waiting or len(waiting) == len(players):
+        return tuple(1 for _ in players), tuple(0.0 for _ in players), True
+    last = len(players) - len(waiting) + 1
+    ranks = tuple(last if s in waiting else 1 for s in range(len(players)))
+    scores = tuple(0.0 if s in waiting else 1.0 for s in range(len(players)))
+    return ranks, scores, False
 
 
 MAX_CLOCK_S = 7 * 24 * 3600.0
@@ -123,7 +166,9 @@ class TournamentApp:
         seeding: Seeding,
         registry: Registry | None = None,
         config: AppConfig | None = None,
+        queue: Queue | None = None,
     ) -> None:
+        self.queue = queue
         self.store = store
         self.matches = matches
         self.bots = bots
@@ -134,6 +179,7 @@ class TournamentApp:
         self._owners: dict[str, str] = {}  # match id -> tournament id
         self._locks: dict[str, asyncio.Lock] = {}
         self.fault: Any = None  # tests: called with a point name; may raise CrashPoint
+        self._race_refused: set[tuple[str, str]] = set()  # (race, player) the matchmaker refused
 
     def _hit(self, point: str, **where: Any) -> None:
         if self.fault is not None:
@@ -187,8 +233,34 @@ class TournamentApp:
         match_tc = match_time_control(tc)
         if match_tc is not None:  # the match service's own check, before anything is written
             clocks.validate(match_tc)
+        rd = options.round_deadline_s
+        if not math.isfinite(rd) or rd < 0 or rd > MAX_ROUND_DEADLINE_S or 0 < rd < 1:
+            raise BadRequest(
+                "bad_round_deadline",
+                f"round_deadline_s is 0 (none) or 1..{MAX_ROUND_DEADLINE_S:.0f} seconds",
+            )
+        if (options.race_queue or options.race_max_matches) and format != FORMAT_SCORE_RACE:
+            raise BadRequest(
+                "bad_race_queue", "race_queue and race_max_matches are for a score race"
+            )
+        if options.race_max_matches < 0 or options.race_max_matches > 10_000:
+            raise BadRequest("bad_race_queue", "race_max_matches is 0 (no limit) .. 10000")
+        if options.race_queue and self.queue is None:
+            raise FailedPrecondition(
+                "matchmaking_not_configured", "this service has no matchmaker to queue a race"
+            )
+        if rd and format == FORMAT_SCORE_RACE:
+            raise BadRequest(
+                "bad_round_deadline", "a score race has no rounds: its window is race_seconds"
+            )
         if options.max_players < 0 or options.late_registration_rounds < 0:
             raise BadRequest("bad_options", "max_players and late_registration_rounds are >= 0")
+        if options.bot_level and options.bot_level not in LEVELS:
+            raise BadRequest(
+                "bad_bot_level",
+                f"bot_level {options.bot_level[:32]!r} is not a bot level; "
+                f"use one of {', '.join(LEVELS)}",
+            )
         stored_rounds = formats.validate(g, format, rounds, options)  # FormatError: bad input
         if game_options:
             try:
@@ -295,7 +367,9 @@ class TournamentApp:
             and t.format != FORMAT_SCORE_RACE
             and len(t.active_players()) % 2
         ):
-            bot = f"bot:fill-{t.id}"
+            # bot:<level>-fill-<id>: the worker reads the level from the name
+            level = t.options.bot_level
+            bot = f"bot:{level}-fill-{t.id}" if level else f"bot:fill-{t.id}"
             if bot not in t.entrants:
                 await self.register(Principal(principal.subject, ROLE_SERVICE), t.id, bot)
                 t = await self.load(tournament_id, fresh=True)
@@ -305,6 +379,7 @@ class TournamentApp:
             raise FailedPrecondition(
                 "not_enough_players", f"{len(active)} players; this format needs {need}"
             )
+        formats.check_field(t, game, len(active))  # a bracket of tables must fit the field
         ratings = await self.seeding.ratings(t.game, active)
         order = sorted(range(len(active)), key=lambda i: (-ratings[i], t.entrants[active[i]].order))
         seeds = tuple(active[i] for i in order)
@@ -411,11 +486,33 @@ class TournamentApp:
             return False
         if t.format == FORMAT_SCORE_RACE:
             if now_ms() >= race_end_ms(t) + RACE_GRACE_MS:
+                if t.options.race_queue and self.queue is not None:
+                    await self._cancel_race_tickets(t, everyone=True)
                 await self._finish(t)
                 return True
+            if t.options.race_queue:
+                return await self._race_queue_step(t)
             return False
         rnd = t.current
         if rnd is not None and not rnd.completed:
+            deadline = round_deadline_ms(t, rnd)
+            if (
+                deadline
+                and not rnd.deadline_passed
+                and now_ms() >= deadline
+                and any(not tb.finished for tb in rnd.tables)
+            ):
+                self._hit("before_deadline_passed", round=rnd.number)
+                event = RoundDeadlinePassed(round=rnd.number, deadline_ms=deadline, at_ms=now_ms())
+                await self._append(t.id, event, t.seq)
+                metrics.DEADLINES.inc()
+                log.info("round_deadline_passed", tournament=t.id, round=rnd.number)
+                return True
+            if rnd.deadline_passed:
+                for table in rnd.tables:
+                    if not table.finished:
+                        await self._adjudicate(t, rnd.number, table)
+                        return True
             pending = False
             for table in rnd.tables:
                 if (
@@ -448,6 +545,158 @@ class TournamentApp:
         )
         await self._append(t.id, paired, t.seq)
         return True
+
+    async def _adjudicate(self, t: Tournament, round_no: int, table) -> None:
+        """Decide a match its round's deadline caught unfinished: its real
+        result if it has just ended, else the deadline rule
+        (``adjudication``). Appended once: only while the match id has no
+        result, with the expected sequence."""
+        match_id = table.matches[-1]
+        end, awaiting = await self.matches.state(match_id)
+        self._hit("before_adjudicate", round=round_no, table=table.table)
+        ranks, scores, void = adjudication(tuple(table.players), awaiting)
+        appended = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal appended
+            appended = False
+            if t.recorded(match_id):
+                return None
+            appended = True
+            if end is not None:  # it has just ended: its own result (no advance: we hold the lock)
+                return MatchResultRecorded(
+                    round=round_no,
+                    table=table.table,
+                    match_id=match_id,
+                    players=end.players,
+                    ranks=end.ranks,
+                    scores=end.scores,
+                    reason=end.reason,
+                    finished_at=end.finished_at,
+                    at_ms=now_ms(),
+                )
+            return MatchAdjudicated(
+                round=round_no,
+                table=table.table,
+                match_id=match_id,
+                players=tuple(table.players),
+                ranks=ranks,
+                scores=scores,
+                void=void,
+                awaiting=tuple(sorted(awaiting)),
+                at_ms=now_ms(),
+            )
+
+        await self._command(t.id, decide)
+        if appended and end is None:
+            metrics.ADJUDICATED.inc()
+            log.info("match_adjudicated", tournament=t.id, match=match_id, void=void)
+
+    # ---------------------------------------------- a race through the queue
+    def race_due(self, t: Tournament) -> list[str]:
+        """The entrants to queue now: not withdrawn, not a bot (the
+        matchmaker takes people; its own bots fill seats with ``bot_fill``),
+        neither searching nor in a race match without a result, under
+        ``race_max_matches``, while the window is open."""
+        return [
+            p
+            for p in t.active_players()
+            if not is_bot(p) and (t.id, p) not in self._race_refused and self._due_now(t, p)
+        ]
+
+    async def _race_queue_step(self, t: Tournament) -> bool:
+        """Queue the entrants who are due, up to ``RACE_QUEUE_BATCH`` at once
+        (one step), or cancel the tickets of those withdrawn. A replica
+        without a matchmaker leaves it to those with one."""
+        if self.queue is None:
+            return False
+        due = self.race_due(t)
+        if not due:  # the window over: nobody searches on; else only the withdrawn stop
+            await self._cancel_race_tickets(t, everyone=now_ms() >= race_end_ms(t))
+            return False
+        assert self.queue is not None
+        batch = due[:RACE_QUEUE_BATCH]
+        tickets = await asyncio.gather(*(self._enqueue_entrant(t, p) for p in batch))
+        if all(tk is None for tk in tickets):
+            return any((t.id, p) in self._race_refused for p in batch)
+        for player, ticket in zip(batch, tickets, strict=True):
+            if ticket is None:
+                continue
+            self._hit("after_race_enqueue", player=player)
+
+            def decide(t: Tournament, player: str = player, ticket: str = ticket) -> Event | None:
+                if ticket in t.race_tickets or player not in self._due_now(t, player):
+                    return None
+                return RaceQueued(player=player, ticket_id=ticket, at_ms=now_ms())
+
+            t = await self._command(t.id, decide)
+            if ticket not in t.race_tickets:
+                with contextlib.suppress(grpc.aio.AioRpcError):  # no longer due: not left searching
+                    await self.queue.cancel(ticket)
+        return True
+
+    def _due_now(self, t: Tournament, player: str) -> list[str]:
+        """``[player]`` if the entrant is still due (the check of one entrant)."""
+        e = t.entrants.get(player)
+        if e is None or e.withdrawn or t.status != STATUS_RUNNING or now_ms() >= race_end_ms(t):
+            return []
+        cap = t.options.race_max_matches
+        if t.race_busy(player) or (cap and t.race_matches_of(player) >= cap):
+            return []
+        return [player]
+
+    async def _enqueue_entrant(self, t: Tournament, player: str) -> str | None:
+        """The entrant's ticket in the race's pool (None: not now)."""
+        assert self.queue is not None
+        spec = clocks.format_spec(match_time_control(t.created.time_control))
+        try:
+            return await self.queue.enqueue(
+                t.game, player, [t.options.table_size], spec, t.options.bot_fill, race_pool(t.id)
+            )
+        except Unavailable as e:  # the matchmaker is away: the next sweep tries again
+            log.warning("race_enqueue_unavailable", tournament=t.id, error=str(e))
+        except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
+            log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
+            self._race_refused.add((t.id, player))
+        return None
+
+    async def _cancel_race_tickets(self, t: Tournament, *, everyone: bool) -> None:
+        """Cancel the searching tickets of withdrawn entrants (``everyone``:
+        all of them, the race is closing). Their watchers record the end."""
+        assert self.queue is not None
+        for ticket, tk in t.race_tickets.items():
+            if tk.state == "searching" and (everyone or t.out(tk.player)):
+                try:
+                    await self.queue.cancel(ticket)
+                except grpc.aio.AioRpcError as e:  # the matchmaker away: it expires the ticket
+                    log.warning("race_cancel_failed", ticket=ticket, error=e.details())
+
+    async def race_ticket_ended(self, tournament_id: str, ticket: str, end: TicketEnd) -> bool:
+        """Record how a race ticket ended (once): a match (the race's own:
+        it counts) or not (the entrant is queued again while the window is
+        open)."""
+        done = False
+
+        def decide(t: Tournament) -> Event | None:
+            nonlocal done
+            done = False
+            tk = t.race_tickets.get(ticket)
+            if tk is None or tk.state != "searching" or t.status != STATUS_RUNNING:
+                return None
+            done = True
+            if end.state == "matched" and end.match_id:
+                return RaceMatched(
+                    player=tk.player, ticket_id=ticket, match_id=end.match_id, at_ms=now_ms()
+                )
+            return RaceTicketEnded(
+                player=tk.player, ticket_id=ticket, state=end.state, reason=end.reason,
+                at_ms=now_ms(),
+            )  # fmt: skip
+
+        await self._command(tournament_id, decide)
+        if done:
+            log.info("race_ticket_ended", tournament=tournament_id, ticket=ticket, state=end.state)
+        return done
 
     async def _finish(self, t: Tournament) -> None:
         self._hit("before_finished")

@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine_core.decider import Game
-from services.common.errors import InvalidArgument
+from engine_core.registry import default_registry
+from services.common.errors import FailedPrecondition, InvalidArgument
 from services.tournaments import pairing
 from services.tournaments.model import (
     FORMAT_ELIMINATION,
@@ -24,6 +25,7 @@ from services.tournaments.model import (
     FORMAT_SWISS,
     FORMAT_SWISS_TABLES,
     Options,
+    RoundState,
     Standing,
     TableState,
     Tournament,
@@ -62,7 +64,7 @@ def validate(game: Game, fmt: str, rounds: int, options: Options) -> int:
             f"{game.name} plays with {game.min_players}-{game.max_players} players, "
             f"not tables of {k}",
         )
-    if fmt in (FORMAT_SWISS, FORMAT_ELIMINATION) and k != 2:
+    if fmt == FORMAT_SWISS and k != 2:
         raise FormatError(
             "table_size_unsupported",
             f"{fmt} is for 2-player tables (use swiss_tables for tables of {k})",
@@ -74,8 +76,29 @@ def validate(game: Game, fmt: str, rounds: int, options: Options) -> int:
             raise FormatError("bad_rounds", f"a Swiss needs 1..{MAX_ROUNDS} rounds")
     elif rounds < 0 or rounds > MAX_ROUNDS:
         raise FormatError("bad_rounds", f"rounds must be 0..{MAX_ROUNDS}")
-    if options.top_cut and (fmt != FORMAT_SWISS or not is_power_of_two(options.top_cut)):
-        raise FormatError("bad_top_cut", "a top cut is for swiss, and a power of two (2, 4, 8...)")
+    knockout = fmt == FORMAT_ELIMINATION or (fmt == FORMAT_SWISS_TABLES and options.top_cut)
+    if options.advance and not (knockout and k > 2):
+        raise FormatError(
+            "bad_advance",
+            "advance is for an elimination of tables of 3 or more "
+            "(single_elimination, or swiss_tables with a top_cut)",
+        )
+    if knockout and k > 2 and not 1 <= advance_of(options) < k:
+        raise FormatError(
+            "bad_advance", f"advance is 1..{k - 1} at tables of {k} (somebody must go out)"
+        )
+    if options.top_cut and fmt == FORMAT_SWISS_TABLES:
+        if options.top_cut > MAX_TOP_CUT:
+            raise FormatError("bad_top_cut", f"a top cut is at most {MAX_TOP_CUT} players")
+        try:
+            pairing.knockout_shape(options.top_cut, k, advance_of(options), game.min_players)
+        except ValueError as e:
+            raise FormatError("bad_top_cut", f"a top cut of {options.top_cut}: {e}") from None
+    elif options.top_cut and (fmt != FORMAT_SWISS or not is_power_of_two(options.top_cut)):
+        raise FormatError(
+            "bad_top_cut",
+            "a top cut is for swiss (a power of two: 2, 4, 8...) or swiss_tables",
+        )
     if fmt == FORMAT_SCORE_RACE:
         if options.race_seconds <= 0:
             raise FormatError("bad_race_window", "a score race needs race_seconds > 0")
@@ -86,11 +109,38 @@ def validate(game: Game, fmt: str, rounds: int, options: Options) -> int:
     return rounds if fmt in (FORMAT_SWISS, FORMAT_SWISS_TABLES, FORMAT_ROUND_ROBIN) else 0
 
 
+MAX_TOP_CUT = 4096
+
+
+def advance_of(options: Options) -> int:
+    """How many of each elimination table go through (default 1)."""
+    return options.advance or 1
+
+
+def knockout_of_tables(t: Tournament) -> bool:
+    """Whether the elimination stage is of tables of 3+ (the best ``advance``
+    of each go through) rather than a 2-player bracket."""
+    return t.options.table_size > 2 and (
+        t.format == FORMAT_ELIMINATION
+        or (t.format == FORMAT_SWISS_TABLES and bool(t.options.top_cut))
+    )
+
+
+def check_field(t: Tournament, game: Game, n: int) -> None:
+    """At the start: a field of ``n`` must make a bracket of the tables
+    (FailedPrecondition ``bracket_unplayable`` otherwise)."""
+    if t.format == FORMAT_ELIMINATION and t.options.table_size > 2:
+        try:
+            pairing.knockout_shape(n, t.options.table_size, advance_of(t.options), game.min_players)
+        except ValueError as e:
+            raise FailedPrecondition("bracket_unplayable", str(e)) from None
+
+
 def minimum_field(fmt: str, options: Options, game: Game) -> int:
     if fmt == FORMAT_SCORE_RACE:
         return 1
-    if fmt == FORMAT_SWISS and options.top_cut:
-        return max(2, options.top_cut)
+    if fmt in (FORMAT_SWISS, FORMAT_SWISS_TABLES) and options.top_cut:
+        return max(2, options.top_cut, options.table_size)
     if options.table_size > 2:
         return max(game.min_players, options.table_size)
     return 2
@@ -106,6 +156,8 @@ def total_rounds(t: Tournament) -> int:
     fmt, o = t.format, t.options
     if fmt == FORMAT_SCORE_RACE:
         return 0
+    if fmt == FORMAT_ELIMINATION and o.table_size > 2:
+        return _knockout_rounds(n, o, t)
     if fmt == FORMAT_ELIMINATION:
         return _log2_ceil(n)
     if fmt == FORMAT_ROUND_ROBIN:
@@ -114,8 +166,29 @@ def total_rounds(t: Tournament) -> int:
         if o.table_size == 2:
             return n - 1 if n % 2 == 0 else n
         return -(-(n - 1) // (o.table_size - 1))
+    if fmt == FORMAT_SWISS_TABLES and o.top_cut:
+        return _knockout_rounds(min(o.top_cut, n), o, t)
     extra = _log2_ceil(o.top_cut) if o.top_cut else 0
     return t.created.rounds + extra
+
+
+def _knockout_rounds(n: int, o: Options, t: Tournament) -> int:
+    """The rounds of a bracket of tables for ``n`` (nobody withdrawing), with
+    the Swiss rounds before it; once under way, the elimination rounds
+    paired so far plus what the advancers of the last one still need."""
+    base = t.created.rounds if t.format == FORMAT_SWISS_TABLES else 0
+    stage = [r for r in t.rounds if r.stage == STAGE_ELIMINATION]
+    k, m = o.table_size, advance_of(o)
+    minimum = default_registry().get(t.game).min_players
+    if stage:
+        if _is_final(stage[-1]):
+            return base + len(stage)
+        n = len(stage[-1].byes) + len(stage[-1].tables) * m
+    try:
+        left = len(pairing.knockout_shape(n, k, m, minimum))
+    except ValueError:
+        left = 1  # withdrawals left a field no bracket fits: one last table
+    return base + len(stage) + left
 
 
 def _log2_ceil(n: int) -> int:
@@ -157,7 +230,7 @@ def lines(t: Tournament, *, swiss_stage_only: bool = False) -> dict[str, Line]:
             if res is None:
                 continue
             for seat, p in enumerate(res.players):
-                pts = placing_points(res.ranks, seat)
+                pts = 0.0 if res.void else placing_points(res.ranks, seat)
                 line = out[p]
                 line.points += pts
                 line.played += 1
@@ -216,6 +289,12 @@ def plan_next(t: Tournament, game: Game) -> Plan | None:
     n_next = len(t.rounds) + 1
     if fmt == FORMAT_SCORE_RACE:
         return None
+    if knockout_of_tables(t):
+        if fmt == FORMAT_ELIMINATION:
+            return _knockout_round(t, n_next, list(t.seeds), game)
+        if n_next > t.created.rounds:
+            return _knockout_round(t, n_next, _top_cut_seeds(t), game)
+        return _swiss_tables_round(t, n_next, game)
     if n_next > total_rounds(t):
         return None
     if fmt == FORMAT_SWISS:
@@ -297,12 +376,16 @@ def table_winner(t: Tournament, table: TableState) -> str | None:
         return None
     if res.decisive:
         return res.players[res.ranks.index(min(res.ranks))]
-    if len(table.matches) >= t.options.max_games:
+    if len(table.matches) >= t.options.max_games or t.round_of(table).deadline_passed:
         return min(res.players, key=t.seed_of)  # every game drawn: the better seed
     return None
 
 
 def needs_rematch(t: Tournament, table: TableState) -> bool:
+    if knockout_of_tables(t):
+        return False  # ties at the cut go by score, then seed
+    if t.round_of(table).deadline_passed:
+        return False  # the round is out of time: the better seed goes through
     res = table.last_result
     return res is not None and not res.decisive and len(table.matches) < t.options.max_games
 
@@ -360,6 +443,112 @@ def _elimination_round(t: Tournament, n: int, seeds: list[str]) -> Plan | None:
     if not tables and len(byes) <= 1:
         return None
     return Plan(n, tables, byes, STAGE_ELIMINATION)
+
+
+# ------------------------------------------------- elimination of k-tables
+def _is_final(rnd: RoundState) -> bool:
+    return len(rnd.tables) == 1 and not rnd.byes
+
+
+def _seed_key(t: Tournament, seeds: Sequence[str]):
+    at = {p: i for i, p in enumerate(seeds)}
+    return lambda p: at.get(p, len(seeds) + t.seed_of(p))
+
+
+def table_placing(table: TableState, seed_key) -> list[str] | None:
+    """The players of a decided table, best placed first: the game's rank,
+    then the game's score (higher first), then the seed. None: undecided."""
+    res = table.last_result
+    if res is None:
+        return None
+    seat = {p: i for i, p in enumerate(res.players)}
+
+    def score(p: str) -> float:
+        i = seat[p]
+        return res.scores[i] if i < len(res.scores) else 0.0
+
+    return sorted(res.players, key=lambda p: (res.ranks[seat[p]], -score(p), seed_key(p)))
+
+
+def knockout_advancers(t: Tournament, rnd: RoundState, seeds: Sequence[str]) -> list[str]:
+    """Who goes through from a completed elimination round of tables, in the
+    order of the next round's seeding: the byes, then by placing at their
+    table (every table's winner before any second), then by seed. A player
+    who has withdrawn does not go through; the next placed at that table
+    takes the place."""
+    key = _seed_key(t, seeds)
+    m = advance_of(t.options)
+    entries = [(1, key(p), p) for p in rnd.byes if not t.out(p)]
+    for tb in rnd.tables:
+        order = table_placing(tb, key) or []
+        live = [p for p in order if not t.out(p)]
+        entries += [(place, key(p), p) for place, p in enumerate(live[:m], 1)]
+    return [p for *_k, p in sorted(entries)]
+
+
+def _knockout_round(t: Tournament, n: int, seeds: list[str], game: Game) -> Plan | None:
+    """The next round of an elimination of tables of ``table_size`` where the
+    best ``advance`` of each go through: the field (seeds, or the advancers
+    of the last round) is split by ``pairing.knockout_round`` (tables of k or
+    k-1, byes to the top of the field only where needed) and dealt to the
+    tables in snake order, so the best meet as late as they can; the final
+    is one table of everyone left."""
+    stage = [r for r in t.rounds if r.stage == STAGE_ELIMINATION]
+    if stage:
+        if _is_final(stage[-1]):
+            return None
+        field_ = knockout_advancers(t, stage[-1], seeds)
+    else:
+        field_ = [p for p in seeds if not t.out(p)]
+    if len(field_) < 2:
+        return None  # one left (the others withdrew): the champion
+    k, m = t.options.table_size, advance_of(t.options)
+    split = pairing.knockout_round(len(field_), k, m, game.min_players)
+    if split is None:
+        if not game.min_players <= len(field_) <= game.max_players:
+            return None  # fewer than a table: the last round's placings stand
+        split = (0, (len(field_),))  # withdrawals left a field no bracket fits: a final
+    byes, sizes = split
+    tables = pairing.snake(field_[byes:], sizes)
+    fs = firsts(t)
+    seated = [pairing.rotate_seats(tb, fs, t.created.seed, n) for tb in tables]
+    return Plan(n, seated, field_[:byes], STAGE_ELIMINATION)
+
+
+def knockout_standings(t: Tournament, seeds: list[str]) -> list[Standing]:
+    """By the elimination round reached (later is better), then the placing
+    at the table in it (the final's placings rank the finalists); players
+    equal on both share a rank. Someone still playing has placing 0."""
+    ls = lines(t)
+    key = _seed_key(t, seeds)
+    stage = [r for r in t.rounds if r.stage == STAGE_ELIMINATION]
+    reached = dict.fromkeys(seeds, 0)
+    place = dict.fromkeys(seeds, 0)
+    for i, rnd in enumerate(stage, 1):
+        for p in rnd.byes:
+            if p in reached:
+                reached[p], place[p] = i, 0
+        for tb in rnd.tables:
+            order = table_placing(tb, key)
+            for p in tb.players:
+                if p in reached:
+                    reached[p] = i
+                    place[p] = order.index(p) + 1 if order is not None else 0
+    for p in seeds:
+        if t.out(p) and not reached[p]:
+            reached[p] = -1  # withdrew before playing: last
+    rows = sorted(seeds, key=lambda p: ((-reached[p], place[p]), key(p)))
+    return _ranked(
+        [
+            (
+                p,
+                ls[p],
+                {"round_reached": float(max(reached[p], 0)), "place": float(place[p])},
+                (-reached[p], place[p]),
+            )
+            for p in rows
+        ]
+    )
 
 
 # ----------------------------------------------------------------- standings
@@ -466,14 +655,19 @@ def standings(t: Tournament) -> list[Standing]:
     if t.format == FORMAT_SCORE_RACE:
         return race_standings(t)
     if t.format == FORMAT_ELIMINATION:
+        if knockout_of_tables(t):
+            return knockout_standings(t, list(t.seeds))
         return elimination_standings(t, list(t.seeds))
     if (
-        t.format == FORMAT_SWISS
+        t.format in (FORMAT_SWISS, FORMAT_SWISS_TABLES)
         and t.options.top_cut
         and any(r.stage == STAGE_ELIMINATION for r in t.rounds)
     ):
         cut = _top_cut_seeds(t)
-        top = elimination_standings(t, cut)
+        if knockout_of_tables(t):
+            top = knockout_standings(t, cut)
+        else:
+            top = elimination_standings(t, cut)
         rest = [s for s in swiss_standings(t, swiss_stage_only=True) if s.player not in cut]
         merged = list(top) + [
             Standing(

@@ -44,6 +44,11 @@ REFRESH_MS = 250
 """The shortest time between two reads of the running tournaments for facts."""
 
 
+class RaceTicketPending(Exception):
+    """A fact of a match that may be a queued race's, whose ticket's match is
+    not recorded yet: redelivered a little later."""
+
+
 def parse_ms(rfc3339: str) -> int:
     try:
         return int(datetime.fromisoformat(rfc3339.replace("Z", "+00:00")).timestamp() * 1000)
@@ -75,10 +80,16 @@ class ProcessManager:
         self._entrants: dict[str, set[str]] = {}  # player -> running tournaments
         self._races: dict[str, list[str]] = {}  # game -> running score races
         self._known_at_ms = 0  # when _entrants and _races were read
+        self._watching: dict[str, asyncio.Task] = {}  # race ticket id -> its watcher
 
     async def run(self, stop: asyncio.Event) -> None:
         await ensure_results_stream(self.js, self.results_stream, self.replicas)
-        await asyncio.gather(self._facts(stop), self._sweeps(stop))
+        try:
+            await asyncio.gather(self._facts(stop), self._sweeps(stop))
+        finally:
+            for task in self._watching.values():
+                task.cancel()
+            self._watching.clear()
 
     # ================================================================ facts
     async def _facts(self, stop: asyncio.Event) -> None:
@@ -115,6 +126,11 @@ class ProcessManager:
             return
         try:
             outcome = await self.handle_fact(fact)
+        except RaceTicketPending:  # its ticket's end is not recorded yet: again in a second
+            metrics.RESULTS.labels("pending").inc()
+            with contextlib.suppress(Exception):
+                await msg.nak(delay=1.0)
+            return
         except Exception as e:  # JetStream or the match service down: redeliver later
             log.warning("result_not_recorded", match=fact.match_id, error=repr(e))
             with contextlib.suppress(Exception):
@@ -154,6 +170,17 @@ class ProcessManager:
         counted = False
         for race_id in self._races.get(fact.game, ()):
             t = await self.app.load(race_id, fresh=True)
+            if t.options.race_queue:
+                # Only the race's own matches count (RaceMatched names them).
+                # A fact that may be of a ticket whose match is not recorded
+                # yet waits (redelivered) until the ticket's watcher has.
+                if fact.match_id in t.race_matches:
+                    counted |= await self.app.record_race(
+                        race_id, fact.match_id, end, fact.finished_at
+                    )
+                elif any(t.race_open_ticket(p) for p in fact.players if p in t.entrants):
+                    raise RaceTicketPending(fact.match_id)
+                continue
             if t.started_ms <= at <= race_end_ms(t) and any(p in t.entrants for p in fact.players):
                 counted |= await self.app.record_race(race_id, fact.match_id, end, fact.finished_at)
         return "recorded" if counted else "foreign"
@@ -200,11 +227,50 @@ class ProcessManager:
 
     async def sweep(self, *, reconcile: bool = False) -> None:
         """Advance every running tournament; with ``reconcile``, also ask the
-        match service about the unrecorded matches of their current rounds."""
+        match service about the unrecorded matches of their current rounds
+        (of a queued race: of its matches). A queued race's searching tickets
+        each get a watcher in this replica."""
         for tid in await self.refresh():
             t = await self.app.advance(tid)
-            if reconcile and t.status == STATUS_RUNNING and t.current is not None:
+            if t.status != STATUS_RUNNING:
+                continue
+            if t.format == FORMAT_SCORE_RACE and t.options.race_queue:
+                self._watch_tickets(t)
+                if reconcile:
+                    await self._reconcile_race(t)
+            elif reconcile and t.current is not None:
                 await self._reconcile(t)
+
+    def _watch_tickets(self, t) -> None:
+        for ticket, tk in t.race_tickets.items():
+            if tk.state == "searching" and ticket not in self._watching:
+                self._watching[ticket] = asyncio.create_task(self._watch_ticket(t.id, ticket))
+
+    async def _watch_ticket(self, tid: str, ticket: str) -> None:
+        """Follow one race ticket to its end and record it (every replica may
+        watch the same ticket: the first record wins, the others find it
+        done). On trouble the watcher ends; the next sweep starts another."""
+        try:
+            assert self.app.queue is not None
+            end = await self.app.queue.watch(ticket)
+            await self.app.race_ticket_ended(tid, ticket, end)
+            if end.state == "matched":
+                await self.app.advance(tid)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            log.warning("race_ticket_watch_failed", tournament=tid, ticket=ticket, error=repr(e))
+        finally:
+            self._watching.pop(ticket, None)
+
+    async def _reconcile_race(self, t) -> None:
+        for match_id in sorted(t.race_matches):
+            if t.recorded(match_id):
+                continue
+            end = await self.app.matches.result(match_id)
+            if end is not None and await self.app.record_race(t.id, match_id, end, ""):
+                metrics.RECONCILED.inc()
+                log.info("race_result_reconciled", tournament=t.id, match=match_id)
 
     async def _reconcile(self, t) -> None:
         rnd = t.current

@@ -16,7 +16,7 @@ MATCHES_CREATED = Counter(
 )
 RESULTS = Counter(
     "tabletop_tournament_results_total",
-    "MatchFinished facts handled, by outcome (recorded, duplicate, foreign)",
+    "MatchFinished facts handled, by outcome (recorded, duplicate, foreign, pending: a queued race ticket not yet resolved)",
     ["outcome"],
 )
 RECONCILED = Counter(
@@ -29,3 +29,11 @@ ROUND_START_SECONDS = Histogram(
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
 )
 ACTIVE = Gauge("tabletop_tournament_active", "Running tournaments this replica follows")
+DEADLINES = Counter(
+    "tabletop_tournament_round_deadlines_total",
+    "Rounds whose deadline came with matches unfinished (RoundDeadlinePassed appended)",
+)
+ADJUDICATED = Counter(
+    "tabletop_tournament_matches_adjudicated_total",
+    "Matches decided by the round-deadline rule (MatchAdjudicated appended)",
+)

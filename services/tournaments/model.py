@@ -14,7 +14,12 @@ Events (msgpack, tagged by ``type``)::
     RoundStarted        its matches created: the tables with their match ids
     RematchStarted      another game at an elimination table that was drawn
     MatchResultRecorded one match's result (once per match id)
+    RoundDeadlinePassed the round's deadline came with matches unfinished
+    MatchAdjudicated    such a match decided by the deadline rule (once per match id)
     RoundCompleted      every table of the round decided
+    RaceQueued          a score race queued an entrant through the matchmaker
+    RaceMatched         that ticket became a match (the race's own: only these count)
+    RaceTicketEnded     that ticket ended unmatched (cancelled, expired)
     TournamentFinished  the final standings
 
 The projection (``Tournament``) is a pure fold; standings and tiebreaks are
@@ -79,6 +84,11 @@ class Options(msgspec.Struct, frozen=True, kw_only=True):
     race_seconds: float = 0.0  # score race: the window's length
     race_scoring: str = "best"  # score race: "best" or "sum" of match points
     public_replay: bool = False
+    bot_level: str = ""  # the fill bot's level (engine_core.bots.LEVELS; "": the worker's)
+    advance: int = 0  # elimination of tables of 3+: the best N of each table go through (0: 1)
+    round_deadline_s: float = 0.0  # a round still running this long after its start is adjudicated
+    race_queue: bool = False  # score race: queue the entrants through the matchmaker
+    race_max_matches: int = 0  # score race with race_queue: matches per entrant (0: no limit)
 
 
 class TournamentCreated(msgspec.Struct, frozen=True, kw_only=True, tag="created"):
@@ -161,6 +171,62 @@ class MatchResultRecorded(msgspec.Struct, frozen=True, kw_only=True, tag="result
     at_ms: int = 0
 
 
+class RoundDeadlinePassed(msgspec.Struct, frozen=True, kw_only=True, tag="round_deadline"):
+    """The round's deadline (``RoundStarted.at_ms + round_deadline_s``) came
+    with matches unfinished: from here no table of the round is replayed, and
+    every match still unrecorded is adjudicated (``MatchAdjudicated``)."""
+
+    round: int
+    deadline_ms: int
+    at_ms: int = 0
+
+
+class MatchAdjudicated(msgspec.Struct, frozen=True, kw_only=True, tag="adjudicated"):
+    """A match unfinished at its round's deadline, decided by the rule: the
+    seats the game was waiting for rank last (score 0), the others share
+    first (score 1); ``void`` (the game waited for every seat, or for none
+    that could be told): nobody scores a point for it. The match itself runs
+    on in the match service; its late result does not count here."""
+
+    round: int
+    table: int
+    match_id: str
+    players: tuple[str, ...]
+    ranks: tuple[int, ...]
+    scores: tuple[float, ...]
+    void: bool = False
+    awaiting: tuple[int, ...] = ()
+    reason: str = "round_deadline"
+    at_ms: int = 0
+
+
+class RaceQueued(msgspec.Struct, frozen=True, kw_only=True, tag="race_queued"):
+    """A score race (``race_queue``) queued an entrant through the matchmaker,
+    in the race's own pool: the ticket."""
+
+    player: str
+    ticket_id: str
+    at_ms: int = 0
+
+
+class RaceMatched(msgspec.Struct, frozen=True, kw_only=True, tag="race_matched"):
+    """The entrant's ticket became a match: a match of the race (the tag:
+    only matches named here count for a queued race)."""
+
+    player: str
+    ticket_id: str
+    match_id: str
+    at_ms: int = 0
+
+
+class RaceTicketEnded(msgspec.Struct, frozen=True, kw_only=True, tag="race_ticket_ended"):
+    player: str
+    ticket_id: str
+    state: str  # cancelled, expired
+    reason: str = ""
+    at_ms: int = 0
+
+
 class RoundCompleted(msgspec.Struct, frozen=True, kw_only=True, tag="round_completed"):
     round: int
     at_ms: int = 0
@@ -189,7 +255,12 @@ Event = (
     | RoundStarted
     | RematchStarted
     | MatchResultRecorded
+    | RoundDeadlinePassed
+    | MatchAdjudicated
     | RoundCompleted
+    | RaceQueued
+    | RaceMatched
+    | RaceTicketEnded
     | TournamentFinished
 )
 
@@ -222,6 +293,8 @@ class Result:
     ranks: tuple[int, ...]
     scores: tuple[float, ...]
     reason: str
+    void: bool = False  # adjudicated with no points for anyone
+    adjudicated: bool = False
 
     @property
     def decisive(self) -> bool:
@@ -251,6 +324,15 @@ class RoundState:
     byes: tuple[str, ...]
     stage: str
     completed: bool = False
+    started_ms: int = 0
+    deadline_passed: bool = False
+
+
+@dataclass
+class RaceTicket:
+    player: str
+    state: str = "searching"  # searching, matched, cancelled, expired
+    match_id: str = ""
 
 
 @dataclass
@@ -281,6 +363,13 @@ class Tournament:
     started_ms: int = 0
     finished_ms: int = 0
     paired: RoundPaired | None = None  # a round paired, its matches not created yet
+    race_tickets: dict[str, RaceTicket] = field(default_factory=dict)  # ticket id -> ticket
+    race_matches: set[str] = field(default_factory=set)  # a queued race's own match ids
+    race_recorded: set[str] = field(default_factory=set)  # race match ids with a result
+    # Indexes of a queued race, so who is due is O(1) per entrant:
+    race_open: dict[str, str] = field(default_factory=dict)  # player -> searching ticket
+    race_playing: dict[str, set[str]] = field(default_factory=dict)  # player -> unrecorded
+    race_count: dict[str, int] = field(default_factory=dict)  # player -> race matches
 
     @property
     def id(self) -> str:
@@ -328,11 +417,25 @@ class Tournament:
             return None
         return self.rounds[where[0] - 1].tables[where[1] - 1]
 
+    def round_of(self, table: TableState) -> RoundState:
+        return self.rounds[self.matches[table.matches[0]][0] - 1]
+
     def recorded(self, match_id: str) -> bool:
         t = self.table_of(match_id)
         if t is not None:
             return match_id in t.results
-        return any(r.match_id == match_id for r in self.race_results)
+        return match_id in self.race_recorded
+
+    def race_open_ticket(self, player: str) -> str | None:
+        """The entrant's ticket still searching, if any."""
+        return self.race_open.get(player)
+
+    def race_busy(self, player: str) -> bool:
+        """Searching, or in a race match without a result yet."""
+        return player in self.race_open or bool(self.race_playing.get(player))
+
+    def race_matches_of(self, player: str) -> int:
+        return self.race_count.get(player, 0)
 
     def apply(self, seq: int, e: Event) -> None:
         self.seq = seq
@@ -349,7 +452,7 @@ class Tournament:
             self.started_ms = e.at_ms
         elif isinstance(e, RoundStarted):
             tables = [TableState(t.table, t.players, [t.match_id]) for t in e.tables]
-            self.rounds.append(RoundState(e.round, tables, e.byes, e.stage))
+            self.rounds.append(RoundState(e.round, tables, e.byes, e.stage, started_ms=e.at_ms))
             self.paired = None
             for t in e.tables:
                 self.matches[t.match_id] = (e.round, t.table)
@@ -362,10 +465,34 @@ class Tournament:
             r = Result(e.match_id, e.players, e.ranks, e.scores, e.reason)
             if e.round == 0:
                 self.race_results.append(r)
+                self.race_recorded.add(e.match_id)
+                for p in e.players:
+                    self.race_playing.get(p, set()).discard(e.match_id)
             else:
                 self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
+        elif isinstance(e, RoundDeadlinePassed):
+            self.rounds[e.round - 1].deadline_passed = True
+        elif isinstance(e, MatchAdjudicated):
+            r = Result(e.match_id, e.players, e.ranks, e.scores, e.reason, e.void, True)
+            self.rounds[e.round - 1].tables[e.table - 1].results[e.match_id] = r
         elif isinstance(e, RoundCompleted):
             self.rounds[e.round - 1].completed = True
+        elif isinstance(e, RaceQueued):
+            self.race_tickets[e.ticket_id] = RaceTicket(e.player)
+            self.race_open[e.player] = e.ticket_id
+        elif isinstance(e, RaceMatched):
+            tk = self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player))
+            tk.state, tk.match_id = "matched", e.match_id
+            self.race_matches.add(e.match_id)
+            if self.race_open.get(e.player) == e.ticket_id:
+                del self.race_open[e.player]
+            self.race_count[e.player] = self.race_count.get(e.player, 0) + 1
+            if e.match_id not in self.race_recorded:
+                self.race_playing.setdefault(e.player, set()).add(e.match_id)
+        elif isinstance(e, RaceTicketEnded):
+            self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player)).state = e.state
+            if self.race_open.get(e.player) == e.ticket_id:
+                del self.race_open[e.player]
         elif isinstance(e, RoundPaired):
             self.paired = e
         elif isinstance(e, TournamentFinished):

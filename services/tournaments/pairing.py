@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
@@ -296,3 +297,82 @@ def round_robin_tables(
                 met[key] = met.get(key, 0) + 1
         out.append(best[1])
     return out
+
+
+# ------------------------------------------------- elimination of k-tables
+MAX_KO_BYES = 64
+"""Byes tried per round, at most, before a field is called unplayable."""
+
+
+def knockout_round(p: int, k: int, m: int, minimum: int) -> tuple[int, tuple[int, ...]] | None:
+    """One round of an elimination of tables of ``k`` where the best ``m`` of
+    each table go through, for ``p`` players: ``(byes, table sizes)``, biggest
+    tables first. ``(0, (p,))`` is the final table (``minimum <= p <= k``).
+    None: no bracket can be made of ``p`` (fewer than ``minimum``, or no
+    split whose advancers can themselves be split on down to a final).
+
+    Tables are of ``k`` or ``k - 1`` (never under the game's minimum, nor
+    under ``m + 1``: every table sends someone home), as in a Swiss of tables;
+    only when the field cannot be seated that way, or the seated tables
+    would leave a next round that cannot be played, the fewest top seeds
+    possible get a bye (straight to the next round). Among the splits with
+    the fewest byes the one with the fewest (so the biggest) tables wins."""
+    return _knockout_round(p, k, m, minimum)
+
+
+@functools.lru_cache(maxsize=8192)
+def _knockout_round(p: int, k: int, m: int, minimum: int) -> tuple[int, tuple[int, ...]] | None:
+    if not (1 <= m < k and 2 <= minimum <= k):
+        raise ValueError(f"no elimination of tables of {k} with {m} going through")
+    if minimum <= p <= k:
+        return 0, (p,)
+    if p < minimum:
+        return None
+    lo = max(minimum, m + 1, k - 1)
+    for byes in range(min(p - lo, MAX_KO_BYES) + 1):
+        rest = p - byes
+        for count in range(-(-rest // k), rest // lo + 1):
+            through = count * m + byes
+            if through < p and _knockout_round(through, k, m, minimum) is not None:
+                base, extra = divmod(rest, count)
+                return byes, tuple([base + 1] * extra + [base] * (count - extra))
+    return None
+
+
+def knockout_shape(n: int, k: int, m: int, minimum: int) -> list[tuple[int, tuple[int, ...]]]:
+    """Every round of the bracket for a field of ``n`` (nobody withdrawing):
+    ``(byes, table sizes)`` per round, the last being the final table.
+    ValueError when the field cannot make a bracket."""
+    out = []
+    while True:
+        r = knockout_round(n, k, m, minimum)
+        if r is None:
+            raise ValueError(
+                f"{n} players cannot make a bracket of tables of {k} (of {minimum} at least) "
+                f"with the best {m} of each going through"
+            )
+        out.append(r)
+        byes, sizes = r
+        if byes == 0 and len(sizes) == 1:
+            return out
+        n = len(sizes) * m + byes
+
+
+def snake(players: Sequence[str], sizes: Sequence[int]) -> list[list[str]]:
+    """Deal ``players`` (best first) to tables of ``sizes`` in snake order:
+    1..T to tables 1..T, then T+1..2T back from table T, and so on (a full
+    table is skipped), so each table has one of the top T and the best
+    seeds meet as late as the bracket lets them."""
+    if sum(sizes) != len(players):
+        raise ValueError("the sizes do not seat the players")
+    tables: list[list[str]] = [[] for _ in sizes]
+    order = list(range(len(sizes)))
+    i = 0
+    forward = True
+    while i < len(players):
+        for t in order if forward else reversed(order):
+            if len(tables[t]) < sizes[t] and i < len(players):
+                tables[t].append(players[i])
+                i += 1
+        forward = not forward
+    return tables

@@ -41,6 +41,42 @@ class Matches(Protocol):
         """How the match ended, or None while it runs."""
         ...
 
+    async def state(self, match_id: str) -> tuple[MatchEnd | None, tuple[int, ...]]:
+        """How the match ended (None while it runs), and the seats the game
+        waits for now."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class TicketEnd:
+    state: str  # matched, cancelled, expired
+    match_id: str = ""
+    reason: str = ""
+
+
+class Queue(Protocol):
+    """The matchmaker, for a score race that queues its entrants."""
+
+    async def enqueue(
+        self,
+        game: str,
+        player: str,
+        counts: list[int],
+        time_control: str,
+        allow_bots: bool,
+        pool: str,
+    ) -> str:
+        """The ticket id (the player's open ticket if it has one already)."""
+        ...
+
+    async def cancel(self, ticket_id: str) -> None:
+        """Cancel a ticket if it still searches (else nothing)."""
+        ...
+
+    async def watch(self, ticket_id: str) -> TicketEnd:
+        """Wait for the ticket's end."""
+        ...
+
 
 class BotJobs(Protocol):
     async def enqueue(self, match_id: str, game: str, bots: dict[str, int]) -> None: ...

@@ -23,7 +23,12 @@ from services.common.auth import Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
-from services.tournaments.adapters import GrpcMatches, RedisBotJobs, RedisSeeding
+from services.tournaments.adapters import (
+    GrpcMatches,
+    GrpcMatchmaking,
+    RedisBotJobs,
+    RedisSeeding,
+)
 from services.tournaments.app import AppConfig, TournamentApp
 from services.tournaments.manager import ProcessManager
 from services.tournaments.servicer import TournamentServicer
@@ -49,6 +54,7 @@ class TournamentServer:
         self._nc: NATS | None = None
         self._redis: redis.Redis | None = None
         self._matches: GrpcMatches | None = None
+        self._queue: GrpcMatchmaking | None = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -72,12 +78,15 @@ class TournamentServer:
         await ensure_tournament_stream(js, s.stream, s.stream_replicas)
         self._redis = redis.from_url(s.redis_url, socket_timeout=2.0, socket_connect_timeout=2.0)
         self._matches = GrpcMatches(s.match_addr, self.tokens)
+        if s.matchmaking_addr:
+            self._queue = GrpcMatchmaking(s.matchmaking_addr, self.tokens)
         self.app = TournamentApp(
             store=TournamentStore(js, s.stream),
             matches=self._matches,
             bots=RedisBotJobs(self._redis),
             seeding=RedisSeeding(self._redis),
             config=AppConfig(players_may_create=s.players_may_create),
+            queue=self._queue,
         )
         self.manager = ProcessManager(
             self.app,
@@ -137,6 +146,8 @@ class TournamentServer:
             self._metrics = None
         if self._matches is not None:
             await self._matches.close()
+        if self._queue is not None:
+            await self._queue.close()
         if self._redis is not None:
             await self._redis.aclose()
             self._redis = None

@@ -8,7 +8,7 @@ from services.common.auth import Principal, Tokens
 from services.common.logging import bind
 from services.match.model import rfc3339
 from services.tournaments import formats
-from services.tournaments.app import TournamentApp
+from services.tournaments.app import TournamentApp, round_deadline_ms
 from services.tournaments.errors import BadRequest
 from services.tournaments.model import (
     FORMAT_ELIMINATION,
@@ -62,6 +62,11 @@ def options_of(o: pb.TournamentOptions) -> Options:
         race_seconds=o.race_seconds,
         race_scoring=o.race_scoring or "best",
         public_replay=o.public_replay,
+        bot_level=o.bot_level,
+        advance=o.advance,
+        round_deadline_s=o.round_deadline_s,
+        race_queue=o.race_queue,
+        race_max_matches=o.race_max_matches,
     )
 
 
@@ -76,6 +81,11 @@ def options_pb(o: Options) -> pb.TournamentOptions:
         race_seconds=o.race_seconds,
         race_scoring=o.race_scoring,
         public_replay=o.public_replay,
+        bot_level=o.bot_level,
+        advance=o.advance,
+        round_deadline_s=o.round_deadline_s,
+        race_queue=o.race_queue,
+        race_max_matches=o.race_max_matches,
     )
 
 
@@ -105,6 +115,8 @@ def tournament_pb(t: Tournament) -> pb.Tournament:
                 byes=list(r.byes),
                 completed=r.completed,
                 stage=r.stage,
+                deadline=rfc3339(deadline) if (deadline := round_deadline_ms(t, r)) else "",
+                deadline_passed=r.deadline_passed,
             )
         )
     return pb.Tournament(

@@ -8,6 +8,7 @@
 | TABLETOP_NATS_URL                       | nats://127.0.0.1:4222    |
 | TABLETOP_REDIS_URL                      | redis://127.0.0.1:6379/0 |
 | TABLETOP_MATCH_ADDR                     | 127.0.0.1:50052          |
+| TABLETOP_MATCHMAKING_ADDR               | 127.0.0.1:50053 (score races that queue; empty: none) |
 | TABLETOP_TOURNAMENTS_STREAM             | TOURNAMENTS              |
 | TABLETOP_TOURNAMENTS_STREAM_REPLICAS    | 1                        |
 | TABLETOP_TOURNAMENTS_RESULTS_STREAM     | RESULTS                  |
@@ -41,6 +42,7 @@ class TournamentSettings:
     nats_url: str = "nats://127.0.0.1:4222"
     redis_url: str = "redis://127.0.0.1:6379/0"
     match_addr: str = "127.0.0.1:50052"
+    matchmaking_addr: str = "127.0.0.1:50053"
     stream: str = "TOURNAMENTS"
     stream_replicas: int = 1
     results_stream: str = "RESULTS"
@@ -73,6 +75,7 @@ class TournamentSettings:
             nats_url=get("TABLETOP_NATS_URL", d.nats_url),
             redis_url=get("TABLETOP_REDIS_URL", d.redis_url),
             match_addr=get("TABLETOP_MATCH_ADDR", d.match_addr),
+            matchmaking_addr=env.get("TABLETOP_MATCHMAKING_ADDR", d.matchmaking_addr),
             stream=get(p + "STREAM", d.stream),
             stream_replicas=get(p + "STREAM_REPLICAS", d.stream_replicas, int),
             results_stream=get(p + "RESULTS_STREAM", d.results_stream),

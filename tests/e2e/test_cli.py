@@ -154,6 +154,14 @@ def test_queue_finds_a_match_and_plays_it(env: dict[str, str]) -> None:
     assert len(result.stdout.splitlines()) < 300, "auto play prints a line per round"
 
 
+def test_play_against_bots_of_a_chosen_level(env: dict[str, str]) -> None:
+    result = tabletop(env, "play", "tic_tac_toe", "--bots", "1", "--level", "search", "--auto")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"seat \d bot:search-1: rank", result.stdout), result.stdout
+    refused = tabletop(env, "queue", "tic_tac_toe", "--bots", "--level", "expert")
+    assert refused.returncode != 0 and "invalid choice" in refused.stderr
+
+
 def test_demo_prints_its_match_ids_and_whole_match_move_counts(env: dict[str, str]) -> None:
     result = tabletop(env, "demo", "tic_tac_toe")
     assert result.returncode == 0, result.stdout + result.stderr

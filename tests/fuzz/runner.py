@@ -177,6 +177,7 @@ class FuzzStack:
                 nats_url=self.nats.url,
                 redis_url=self.valkey.url[:-1] + "2",
                 match_addr=self.match.address,
+                matchmaking_addr=f"127.0.0.1:{self.mm.port}",  # queued races: this matchmaker
                 grace_s=0.2,
                 auth=auth,
             )

@@ -19,11 +19,13 @@ def open_lobby(page: Any) -> None:
     page.wait_for_selector(".game-card")
 
 
-def start_vs_bots(page: Any, game: str, players: int | None = None) -> str:
+def start_vs_bots(page: Any, game: str, players: int | None = None, level: str = "") -> str:
     open_lobby(page)
     card = page.locator(f'.game-card[data-game="{game}"]')
     if players is not None:
         card.locator(f"#players-{game}").select_option(str(players))
+    if level:
+        card.get_by_label("bot difficulty").select_option(level)
     card.get_by_role("button", name="Play against bots").click()
     page.wait_for_selector(".match[data-match]", timeout=60_000)
     return page.locator(".match").get_attribute("data-match")

@@ -40,6 +40,21 @@ def test_tic_tac_toe_played_to_the_end_by_clicking(page_factory: Any) -> None:
     assert not page.errors  # type: ignore[attr-defined]
 
 
+def test_the_lobby_plays_against_bots_of_the_chosen_difficulty(page_factory: Any) -> None:
+    page, frames = page_factory()
+    start_vs_bots(page, "tic_tac_toe", level="search")
+    matched = [
+        f
+        for f in map(json.loads, frames.received)
+        if f.get("type") == "ticket" and f.get("state") == "matched"
+    ]
+    assert [f["matched"]["bot_level"] for f in matched] == ["search"]
+    assert "bot search-1" in page.locator('ul.seats[aria-label="players"]').inner_text()
+    play_to_end(page)  # the worker plays the search bot's seat
+    assert "Game over" in page.locator("#outcome").inner_text()
+    assert not page.errors  # type: ignore[attr-defined]
+
+
 def test_a_killed_socket_resumes_with_no_missing_and_no_repeated_commit(
     page_factory: Any,
 ) -> None:

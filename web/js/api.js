@@ -66,9 +66,11 @@ export const api = {
       seat,
       idempotency_key: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2),
     }),
-  enqueue: (game, playerCounts, allowBots, options, timeControl = "") =>
+  // botLevel: "random", "greedy", "search" or "" (the matchmaker's setting).
+  enqueue: (game, playerCounts, allowBots, options, timeControl = "", botLevel = "") =>
     call("POST", "/api/v1/tickets", {
       game, player_counts: playerCounts, allow_bots: allowBots, options, time_control: timeControl,
+      bot_level: botLevel,
     }),
   tournaments: (status = "") => call("GET", `/api/v1/tournaments${status ? `?status=${status}` : ""}`),
   tournament: (id) => call("GET", `/api/v1/tournaments/${encodeURIComponent(id)}`),

@@ -1,21 +1,27 @@
-// The lobby: pick a game and a player count, play against bots or queue,
+// The lobby: pick a game and a player count, play against bots (of a chosen
+// difficulty) or queue,
 // resume one of my matches, spectate or replay any match by id.
 import { api, identity } from "./api.js";
 import { h, clear } from "./dom.js";
 
 let ticketSeq = 0;
 
+// The bot levels matchmaking knows (docs/bots.md), weakest first; "" = the server's.
+const LEVELS = [["", "server's default bots"], ["random", "easy bots (random)"],
+  ["greedy", "medium bots (greedy)"], ["search", "hard bots (search)"]];
+
 export async function lobbyPage({ root, socket, me, go }) {
   const { games } = await api.games();
   const status = h("p", { class: "status", role: "status", "aria-live": "polite", id: "queue-status" });
   let watching = null;
 
-  function queue(game, players, bots, clock) {
+  function queue(game, players, bots, clock, level = "") {
     return async () => {
-      status.textContent = `Looking for a ${players}-player ${game.title} match…`;
+      const against = bots && level ? ` (${LEVELS.find(([v]) => v === level)[1]})` : "";
+      status.textContent = `Looking for a ${players}-player ${game.title} match${against}…`;
       let ticket;
       try {
-        ticket = await api.enqueue(game.id, [players], bots, undefined, clock);
+        ticket = await api.enqueue(game.id, [players], bots, undefined, clock, bots ? level : "");
       } catch (e) {
         status.textContent = `Matchmaking refused: ${e.message} (${e.reason})`;
         return;
@@ -55,13 +61,16 @@ export async function lobbyPage({ root, socket, me, go }) {
       [["", "server's default clock"], ["default", "the game's clock"], ["30s", "30 s a move"],
         ["2m", "2 min a move"], ["5m+3s", "5 min + 3 s a move"], ["none", "no clock"]]
         .map(([v, t]) => h("option", { value: v }, t)));
+    const level = h("select", { "aria-label": `bot difficulty for ${g.title}`, id: `level-${g.id}` },
+      LEVELS.map(([v, t]) => h("option", { value: v }, t)));
     return h("li", { class: "game-card", dataset: { game: g.id } },
       h("h3", {}, g.title),
       h("p", { class: "muted" }, `${g.min_players === g.max_players ? g.min_players : `${g.min_players}–${g.max_players}`} players · rules ${g.rules_version}`),
       h("label", {}, "Players ", select),
       h("label", {}, "Clock ", clock),
       h("div", { class: "row" },
-        h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true, clock.value)() }, "Play against bots"),
+        h("label", {}, "Bots ", level),
+        h("button", { type: "button", class: "primary", onclick: () => queue(g, count(), true, clock.value, level.value)() }, "Play against bots"),
         h("button", { type: "button", onclick: () => queue(g, count(), false, clock.value)() }, "Find players"),
       ),
     );

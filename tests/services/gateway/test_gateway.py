@@ -244,6 +244,37 @@ async def test_clocks_come_with_the_match_and_every_commit(player: Player) -> No
     assert bad.status_code == 400 and bad.json()["error"]["reason"] == "bad_time_control"
 
 
+async def test_a_ticket_names_the_level_of_its_bots(player: Player) -> None:
+    for bad, why in (("expert", "unknown"), (3, "not a string")):
+        r = await player.http.post(
+            "/api/v1/tickets",
+            json={"game": "tic_tac_toe", "allow_bots": True, "bot_level": bad},
+        )
+        assert r.status_code == 400, why
+        assert r.json()["error"]["reason"] == "bad_bot_level", why
+    r = await player.http.post(
+        "/api/v1/tickets",
+        json={
+            "game": "tic_tac_toe",
+            "player_counts": [2],
+            "allow_bots": True,
+            "bot_level": "search",
+        },
+    )
+    assert r.status_code == 200, r.text  # the refusals queued nothing: not already_queued
+    sock = await player.socket()
+    await sock.send({"op": "watch_ticket", "sub": "t", "ticket_id": r.json()["ticket_id"]})
+    while (frame := await sock.recv())["type"] != "ticket" or frame["state"] != "matched":
+        pass
+    await sock.close()
+    assert frame["matched"]["bots"] == 1 and frame["matched"]["bot_level"] == "search"
+    m = (await player.http.get(f"/api/v1/matches/{frame['matched']['match_id']}")).json()
+    assert [s["player"] for s in m["seats"] if s["bot"]] == ["bot:search-1"]
+    doc = (await player.http.get("/api/v1/openapi.json")).json()
+    enqueue = doc["components"]["schemas"]["Enqueue"]["properties"]
+    assert set(enqueue["bot_level"]["enum"]) == {"", "random", "greedy", "search"}
+
+
 async def test_tournaments_are_listed_joined_and_followed(player: Player, stack: Stack) -> None:
     from services.common.auth import ROLE_ORGANISER, AuthSettings, Tokens, bearer_metadata
     from tabletop.tournaments.v1 import tournaments_pb2 as tpb

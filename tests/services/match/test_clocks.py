@@ -220,16 +220,29 @@ async def test_a_nats_restart_with_schedules_pending_still_fires_them(
 
 async def test_a_lost_schedule_is_fired_by_the_reconciler(start_service) -> None:
     service = await start_service(timer_reconcile_s=0.3, timer_grace_s=0.2)
+    timers = service.app.timers
+    arm = timers.arm
+    lost: list[str] = []
+
+    async def failing_arm(match_id: str, version: int, deadline_ms: int) -> None:
+        # the schedule write of the first turn fails (NATS itself stays up):
+        # a purge after CreateMatch would race the server's scheduler, which
+        # may already have fired on a loaded machine
+        if version == 0:
+            lost.append(match_id)
+            raise TimeoutError("schedule write lost")
+        await arm(match_id, version, deadline_ms)
+
+    timers.arm = failing_arm  # type: ignore[method-assign]
     a = service.player(A)
     match_id = await a.create("tic_tac_toe", [A, B], match_options=per_move(500))
-    # the schedule write "failed": nothing is scheduled any more
-    await service.app.timers.js.purge_stream("TIMERS", subject=f"timers.sched.{match_id}")
 
     async def timed_out() -> list[Commit]:
         commits = await commits_of(service, match_id)
         return commits if len(commits) >= 2 else []
 
     commits = await until(timed_out)
+    assert lost == [match_id]
     assert commits[1].timeout and commits[1].seat == 0
     assert commits[1].time_ms >= commits[0].clocks.deadlines[0] + 200  # type: ignore[union-attr]
 

@@ -272,3 +272,63 @@ async def test_tickets_meet_only_players_asking_for_the_same_clock(api, settings
         _, players, _ = creator.matches[match_id]
         assert sorted(players) == ["alice", "carol"]
         await api.stub.CancelTicket(pb.CancelTicketRequest(ticket_id=b), metadata=auth("bob"))
+
+
+async def test_a_ticket_chooses_the_level_of_the_bots_that_fill_its_match(
+    api, settings, rclient
+) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.2, bot_level="greedy")
+    # Three people cannot fill a 4-player match: bots fill it, by level.
+    df = {"game": "dice_forge", "player_counts": [4], "allow_bots": True}
+    async with running_api(s, rclient) as a2, matchmaker(a2, s) as creator:
+        tickets = {
+            "alice": await enqueue(a2, "alice", bot_level="search", **df),
+            "bob": await enqueue(a2, "bob", bot_level="random", **df),
+            "carol": await enqueue(a2, "carol", **df),  # none named: the setting's
+        }
+        final = {p: (await watch_all(a2, p, t))[-1] for p, t in tickets.items()}
+    expected = {"alice": "search", "bob": "random", "carol": "greedy"}
+    # Three people, three levels: nobody shares a match with bots of another level.
+    assert len({u.matched.match_id for u in final.values()}) == 3
+    for player, level in expected.items():
+        m = final[player].matched
+        assert final[player].state == pb.TICKET_STATE_MATCHED
+        assert m.bots == 3 and m.bot_level == level
+        _, players, _ = creator.matches[m.match_id]
+        assert sorted(players) == sorted([player, *(f"bot:{level}-{k}" for k in (1, 2, 3))])
+        assert await rclient.hget(f"mm:t:{tickets[player]}", "blevel") == level.encode()
+    jobs = {
+        j[1][b"match_id"].decode(): j[1][b"bots"].decode() for j in await rclient.xrange("mm:bots")
+    }
+    assert set(jobs) == {u.matched.match_id for u in final.values()}
+    assert all(f"bot:{expected[p]}-1" in jobs[u.matched.match_id] for p, u in final.items())
+
+
+async def test_people_asking_for_other_bot_levels_still_meet(api, settings) -> None:
+    async with matchmaker(api, settings) as creator:
+        a = await enqueue(api, "alice", allow_bots=True, bot_level="search")
+        b = await enqueue(api, "bob", allow_bots=True, bot_level="random")
+        ua, ub = await asyncio.gather(watch_all(api, "alice", a), watch_all(api, "bob", b))
+    assert ua[-1].matched.match_id == ub[-1].matched.match_id
+    assert ua[-1].matched.bots == 0 and ua[-1].matched.bot_level == ""
+    _, players, _ = creator.matches[ua[-1].matched.match_id]
+    assert sorted(players) == ["alice", "bob"]
+
+
+async def test_an_unknown_bot_level_is_refused_and_nothing_is_queued(api, rclient) -> None:
+    for bad in ("expert", "Search", "x" * 250):
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await enqueue(api, "alice", allow_bots=True, bot_level=bad)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason(e.value) == "bad_bot_level"
+        assert "random, greedy, search" in e.value.details()
+        assert len(e.value.details()) < 200
+    with pytest.raises(grpc.aio.AioRpcError) as e:  # like every string field
+        await enqueue(api, "alice", allow_bots=True, bot_level="x" * 300)
+    assert reason(e.value) == "field_too_long"
+    assert await rclient.zcard("mm:exp") == 0
+    assert not await rclient.exists("mm:p:alice")
+    assert not [k async for k in rclient.scan_iter("mm:t:*")]
+    # alice is not queued: a good level is taken at once.
+    t = await enqueue(api, "alice", allow_bots=True, bot_level=" search ")
+    assert await rclient.hget(f"mm:t:{t}", "blevel") == b"search"

@@ -11,8 +11,9 @@ from collections.abc import AsyncIterator
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
-from engine_core.bots import RandomBot
+from engine_core.bots import RandomBot, bot_for
 from engine_core.registry import default_registry
 from services.bots.player import Identity, SeatPlayer, level_of
 from services.bots.settings import BotSettings
@@ -30,6 +31,7 @@ from tabletop.matchmaking.v1 import matchmaking_pb2 as pb
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as pb_grpc
 
 from .conftest import SECRET, TOKENS, auth, run_until_settled, until
+from .test_api import reason
 from .test_ratings import DEFAULT_MU
 
 
@@ -125,6 +127,78 @@ async def test_a_bot_filled_match_is_played_to_the_end(
             assert not await rclient.exists(f"mm:r:tic_tac_toe:{bot_seats[0].player}")
     finally:
         await worker.stop()
+
+
+def _level_moves(level: str) -> float:
+    return REGISTRY.get_sample_value("bots_level_moves_total", {"level": level}) or 0.0
+
+
+async def test_a_ticket_asking_for_search_bots_is_played_by_search_bots(
+    settings, match_server, nats_url, rclient
+) -> None:
+    """The level travels from the ticket to the bot ids of the match, and the
+    worker plays those seats at it (its moves are counted under the level)."""
+    s = dataclasses.replace(settings, bot_fill_after_s=0.2, bot_level="random")
+    bots = BotSettings(
+        redis_url=s.redis_url,
+        match_addr=match_server.address,
+        jwt_secret=SECRET,
+        kind="random",
+        search_time_s=0.002,
+        search_iterations=3,
+    )
+    before = {lv: _level_moves(lv) for lv in ("random", "greedy", "search")}
+    worker = await BotWorker(bots).start()
+    try:
+        async with (
+            mm_process(s, match_server, nats_url) as proc,
+            grpc.aio.insecure_channel(f"127.0.0.1:{proc.port}") as ch,
+            grpc.aio.insecure_channel(match_server.address) as mch,
+        ):
+            stub = pb_grpc.MatchmakingServiceStub(ch)
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await stub.Enqueue(
+                    pb.EnqueueRequest(game="dice_forge", allow_bots=True, bot_level="hard"),
+                    metadata=auth("alice"),
+                )
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert reason(e.value) == "bad_bot_level"
+            assert await rclient.zcard("mm:exp") == 0  # nothing was queued
+            t = await stub.Enqueue(
+                pb.EnqueueRequest(
+                    game="dice_forge", player_counts=[3], allow_bots=True, bot_level="search"
+                ),
+                metadata=auth("alice"),
+            )
+            done = await watch_until_done(stub, "alice", t.ticket_id)
+            assert done.state == pb.TICKET_STATE_MATCHED
+            assert done.matched.bots == 2 and done.matched.bot_level == "search"
+            match_id, seat = done.matched.match_id, done.matched.seat
+            mstub = match_pb2_grpc.MatchServiceStub(mch)
+            state = await mstub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=match_id), metadata=auth("alice")
+            )
+            bot_seats = sorted(x.player for x in state.seats if x.bot)
+            assert bot_seats == ["bot:search-1", "bot:search-2"]
+            # alice plays her seat with the greedy bot; the worker plays the others.
+            game = default_registry().get("dice_forge")
+            me = SeatPlayer(
+                mstub,
+                match_id,
+                game,
+                Identity("alice", TOKENS),
+                seat,
+                bot_for("greedy", game),
+                level="greedy",
+            )
+            await asyncio.wait_for(me.play(), 120)
+            await until(lambda: _worker_done(worker), timeout=30)
+            assert worker.failed == 0
+    finally:
+        await worker.stop()
+    moved = {lv: _level_moves(lv) - before[lv] for lv in before}
+    assert moved["search"] > 0, "the worker played the bot seats at the search level"
+    assert moved["random"] == 0 and moved["greedy"] == me.moves
 
 
 async def test_the_worker_plays_a_game_with_hidden_information(

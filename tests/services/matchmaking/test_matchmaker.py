@@ -72,7 +72,10 @@ async def _check_invariants(store: TicketStore, ids: list[str], creator: InProce
 
 
 async def test_a_thousand_tickets_each_end_in_one_match_or_expire(rclient, settings) -> None:
-    s = dataclasses.replace(settings, ticket_ttl_s=3.0, window_growth=20.0, bot_fill_after_s=1.0)
+    # A lifetime long enough that no ticket expires while the thousand are
+    # still being queued on a loaded machine; what is left unmatched once
+    # pairing has settled is expired by the settling sweep.
+    s = dataclasses.replace(settings, ticket_ttl_s=30.0, window_growth=20.0, bot_fill_after_s=1.0)
     store = TicketStore(rclient, s)
     ids = await _enqueue_many(store, 1000, random.Random(1))
     creator = InProcessMatchCreator()
@@ -236,6 +239,26 @@ async def test_bot_seats_are_named_after_the_configured_level(rclient, settings)
     (t,) = await store.get_many([ticket])
     _, players, _ = creator.matches[t.match_id]
     assert sorted(players) == ["bot:search-1", "solo"]
+
+
+async def test_a_tickets_own_level_names_its_bots_whatever_the_setting(rclient, settings) -> None:
+    s = dataclasses.replace(settings, bot_fill_after_s=0.0, bot_level="search")
+    store = TicketStore(rclient, s)
+    now = int(time.time() * 1000)
+    ticket = await store.enqueue(
+        NewTicket("dice_forge", ("solo",), (3,), "", True, 25.0, bot_level="random"),
+        at_ms=now - 1000,
+    )
+    # A ticket queued before levels (its member ends in "1"): the setting's.
+    legacy = await store.enqueue(
+        NewTicket("dice_forge", ("old",), (3,), "", True, 90.0), at_ms=now - 1000
+    )
+    assert (await store.get(ticket)).bot_level == "random"
+    creator = InProcessMatchCreator()
+    await Matchmaker(store, creator, s, bot_kind=s.bot_level).run_once()
+    t, old = await store.get_many([ticket, legacy])
+    assert sorted(creator.matches[t.match_id][1]) == ["bot:random-1", "bot:random-2", "solo"]
+    assert sorted(creator.matches[old.match_id][1]) == ["bot:search-1", "bot:search-2", "old"]
 
 
 def test_an_unknown_bot_level_is_refused(settings) -> None:

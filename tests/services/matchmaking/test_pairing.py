@@ -119,3 +119,48 @@ def test_groups_always_keep_the_rules(cands, players, bot_after) -> None:
         if g.bots:
             assert bot_after is not None
             assert all(t.allow_bots and t.waited_s >= bot_after for t in g.tickets)
+
+
+def lv(tid: str, rating: float, level: str, waited: float = 10.0) -> Candidate:
+    return Candidate(tid, 1, rating, waited, True, level)
+
+
+def test_tickets_asking_for_other_bot_levels_meet_in_full_matches() -> None:
+    (g,) = form_groups([lv("a", 25, "search"), lv("b", 25.5, "random")], 2, S.window)
+    assert ids([g]) == [{"a", "b"}] and g.bots == 0 and g.bot_level == ""
+
+
+def test_bots_fill_a_match_only_among_tickets_asking_for_the_same_level() -> None:
+    cands = [lv("s1", 25, "search"), lv("r1", 25.2, "random"), lv("s2", 25.4, "search")]
+    groups = form_groups(cands, 3, S.window, bot_fill_after_s=5, full=False)
+    by_level = {g.bot_level: g for g in groups}
+    assert set(by_level) == {"random", "search"}
+    assert ids([by_level["search"]]) == [{"s1", "s2"}] and by_level["search"].bots == 1
+    assert ids([by_level["random"]]) == [{"r1"}] and by_level["random"].bots == 2
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0, 50), st.sampled_from(["random", "greedy", "search"]), st.integers(1, 2)
+        ),
+        max_size=14,
+    ),
+    st.integers(2, 4),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_bot_filled_group_holds_one_level_and_bots_of_it(tickets, n) -> None:
+    cands = [
+        Candidate(f"t{i}", size, rating, 30.0, True, level)
+        for i, (rating, level, size) in enumerate(tickets)
+    ]
+    level_of = {c.ticket_id: c.bot_level for c in cands}
+    groups = form_groups(cands, n, S.window, bot_fill_after_s=5)
+    for g in groups:
+        levels = {level_of[t.ticket_id] for t in g.tickets}
+        if g.bots:
+            assert levels == {g.bot_level}
+        else:
+            assert g.bot_level == ""
+    seen = [t.ticket_id for g in groups for t in g.tickets]
+    assert len(seen) == len(set(seen))

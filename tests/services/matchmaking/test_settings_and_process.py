@@ -39,6 +39,11 @@ def test_settings_read_the_environment_once() -> None:
     )
     with pytest.raises(ValueError, match="TABLETOP_MATCHMAKING_TICK_S"):
         MatchmakingSettings.from_env({"TABLETOP_MATCHMAKING_TICK_S": "soon"})
+    assert MatchmakingSettings.from_env({"TABLETOP_MATCHMAKING_BOT_LEVEL": "search"}).bot_level == (
+        "search"
+    )
+    with pytest.raises(ValueError, match="TABLETOP_MATCHMAKING_BOT_LEVEL='expert'"):
+        MatchmakingSettings.from_env({"TABLETOP_MATCHMAKING_BOT_LEVEL": "expert"})
     assert s.window(0) == s.window_base and s.window(1e9) == s.window_max
 
 

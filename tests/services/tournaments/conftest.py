@@ -84,6 +84,7 @@ class Stack:
             nats_url=self.nats_url,
             redis_url=self.redis_url,
             match_addr=self.match.address,
+            matchmaking_addr="",  # none (a queued race's tests start one and name it)
             sweep_s=0.2,
             reconcile_s=1.0,
             grace_s=0.2,

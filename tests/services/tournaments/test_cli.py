@@ -57,3 +57,14 @@ async def test_create_register_start_show(stack, tmp_path):
     assert started.returncode == 0 and "3 rounds" in started.stdout, started.stdout
     shown = await _tabletop(stack, tmp_path, "show", tid)
     assert shown.returncode == 0 and "round_robin" in shown.stdout, shown.stdout
+
+
+async def test_run_an_elimination_of_tables(stack, tmp_path):
+    await stack.replica(players_may_create=True)
+    out = await _tabletop(
+        stack, tmp_path, "run", "--game", "dice_forge", "--format", "single_elimination",
+        "--table-size", "4", "--advance", "2", "--players", "8", "--bots",
+    )  # fmt: skip
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "round 1" in out.stdout and "round 2" in out.stdout
+    assert "2 rounds in" in out.stdout

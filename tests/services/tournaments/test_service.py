@@ -9,6 +9,7 @@ from collections import Counter
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from services.common.errors import error_info
 from services.tournaments.model import MatchResultRecorded, RoundStarted
@@ -196,8 +197,11 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
                                                               seconds=0.01)), metadata=ORGANISER),
         C.INVALID_ARGUMENT, "bad_time_control",
     )  # fmt: skip
-    for bad in ({"seconds": float("inf")}, {"seconds": 60, "increment": float("nan")},
-                {"seconds": 60, "delay": -1.0}):  # found by the fuzz: INTERNAL before
+    for bad in (
+        {"seconds": float("inf")},
+        {"seconds": 60, "increment": float("nan")},
+        {"seconds": 60, "delay": -1.0},
+    ):  # found by the fuzz: INTERNAL before
         await _rejected(
             stub.CreateTournament(req(game="tic_tac_toe", format=pb.FORMAT_SWISS, rounds=2,
                                       time_control=pb.TimeControl(kind=pb.TimeControl.KIND_FISCHER,
@@ -242,6 +246,24 @@ async def test_bad_input_is_refused_with_a_reason_and_nothing_appended(stack):
     events = await tournament_events(stack.nats_url, tid)
     assert not any(getattr(e, "player", "") == "guest:carol" for e in events)
     assert len(events) >= before and sum(isinstance(e, RoundStarted) for e in events) <= 1
+
+
+async def test_the_fill_bot_plays_at_the_level_the_tournament_names(stack):
+    await stack.replica()
+    stub = stack.stub()
+    await _rejected(create(stub, "tic_tac_toe", pb.FORMAT_SWISS, rounds=1, bot_fill=True,
+                           bot_level="expert"),
+                    grpc.StatusCode.INVALID_ARGUMENT, "bad_bot_level")  # fmt: skip
+    greedy_before = REGISTRY.get_sample_value("bots_level_moves_total", {"level": "greedy"}) or 0
+    tid = await create(stub, "tic_tac_toe", pb.FORMAT_SWISS, rounds=1, bot_fill=True,
+                       bot_level="greedy")  # fmt: skip
+    await register_bots(stub, tid, 3)  # bot:p0.. name no level: the worker's (random)
+    started = await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    assert started.options.bot_level == "greedy"
+    assert f"bot:greedy-fill-{tid}" in {e.player for e in started.entrants}
+    await finished(stub, tid)
+    greedy = REGISTRY.get_sample_value("bots_level_moves_total", {"level": "greedy"}) or 0
+    assert greedy > greedy_before  # the fill bot's moves, played at its level
 
 
 async def test_bot_fill_and_late_registration(stack):
