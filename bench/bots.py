@@ -148,12 +148,14 @@ ITERATIONS_BY_COUNT = {
     ("assault_of_the_giants", 3): 8,
     ("assault_of_the_giants", 4): 8,
     ("assault_of_the_giants", 6): 8,
+    ("dice_forge", 2): 64,
+    ("dice_forge", 3): 64,
     ("dice_forge", 4): 64,
     ("dwarves_duel", 2): 128,
 }
 """Games and counts with another budget than ``ITERATIONS``: more where the
 search bot was level with greedy or behind it with fewer (Arcane Academy with
-3 and 4, Dice Forge with 4, The Dwarves), fewer where it was well ahead and
+3 and 4, Dice Forge, The Dwarves), fewer where it was well ahead and
 decisions are many (Assault of the Giants), so that the full run fits on a
 shared two-core machine; every decision time stays well inside the bot
 worker's 0.5 s on a quiet core (docs/bots.md)."""
