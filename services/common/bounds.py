@@ -158,6 +158,7 @@ class BoundsInterceptor(grpc.aio.ServerInterceptor):
 
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
     async def intercept_service(
         self,
@@ -167,6 +168,12 @@ class BoundsInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_streaming:
             return handler
+        method = handler_call_details.method
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            # wrapped once per method: the same handler each call, so the
+            # interceptors outside this one find their own wrapping cached too
+            return cached[1]
         limits = self.limits
 
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
@@ -185,4 +192,6 @@ class BoundsInterceptor(grpc.aio.ServerInterceptor):
             return unary
 
         wrapped = wrap_handler(handler, wrapper)
-        return wrapped._replace(request_deserializer=_safe(handler.request_deserializer))  # type: ignore[attr-defined]
+        wrapped = wrapped._replace(request_deserializer=_safe(handler.request_deserializer))  # type: ignore[attr-defined]
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped

@@ -356,6 +356,7 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
     limiter: RateLimiter
     tokens: Tokens
     rules: dict[str, _Rule] = field(default_factory=dict)
+    _wrapped: dict[str, tuple[Any, Any]] = field(default_factory=dict, init=False, repr=False)
 
     def _caller(self, rule: _Rule, metadata: Any, context: Any) -> str | None:
         """The key a call is counted under, or None if it is exempt."""
@@ -377,17 +378,20 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
-        rule = self.rules.get(handler_call_details.method)
+        method = handler_call_details.method
+        rule = self.rules.get(method)
         if handler is None or rule is None or not self.limiter.settings.enabled:
             return handler
-        metadata = handler_call_details.invocation_metadata
+        cached = self._wrapped.get(method)
+        if cached is not None and cached[0] is handler:
+            return cached[1]  # wrapped once per method (the caller is read per call)
         limiter, caller_of = self.limiter, self._caller
 
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
             if streaming:
 
                 async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                    caller = caller_of(rule, metadata, context)
+                    caller = caller_of(rule, context.invocation_metadata(), context)
                     if caller is None:
                         async for item in as_async_iter(behavior(request, context)):
                             yield item
@@ -404,11 +408,13 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
                 return stream
 
             async def unary(request: Any, context: Any) -> Any:
-                caller = caller_of(rule, metadata, context)
+                caller = caller_of(rule, context.invocation_metadata(), context)
                 if caller is not None and rule.rate is not None:
                     await limiter.check(rule.name, rule.rate, caller)
                 return await behavior(request, context)
 
             return unary
 
-        return wrap_handler(handler, wrapper)
+        wrapped = wrap_handler(handler, wrapper)
+        self._wrapped[method] = (handler, wrapped)
+        return wrapped

@@ -45,6 +45,25 @@ def free_port(host: str = _HOST) -> int:
         return int(s.getsockname()[1])
 
 
+def _all_threads_stopped(pid: int) -> bool:
+    """Every thread of ``pid`` is in the stopped state (``T``), from /proc;
+    ``True`` where /proc has no such process (nothing left to run)."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return True
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue  # the thread has ended
+        state = stat[stat.rindex(b")") + 2 : stat.rindex(b")") + 3]
+        if state not in (b"T", b"t"):
+            return False
+    return True
+
+
 def _port_open(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.settimeout(0.2)
@@ -147,10 +166,19 @@ class _Process:
             proc.kill()
             proc.wait(timeout)
 
-    def pause(self) -> None:
-        """SIGSTOP: the process keeps its sockets open and answers nothing."""
+    def pause(self, timeout: float = 10.0) -> None:
+        """SIGSTOP: the process keeps its sockets open and answers nothing.
+
+        Returns once every thread of it has stopped: the kernel stops a
+        process's threads only as each next runs, and on a busy machine the
+        others may go on serving for a while after the signal was sent."""
         if self._proc is not None and self._proc.poll() is None:
             self._proc.send_signal(signal.SIGSTOP)
+            deadline = time.monotonic() + timeout
+            while not _all_threads_stopped(self._proc.pid):
+                if time.monotonic() > deadline:
+                    raise ServerError(f"{self.name} did not stop within {timeout}s of SIGSTOP")
+                time.sleep(0.001)
 
     def resume(self) -> None:
         """SIGCONT after ``pause``."""

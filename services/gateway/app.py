@@ -116,6 +116,18 @@ def match_dict(m: match_pb2.GetMatchResponse) -> dict[str, Any]:
     }
 
 
+def enqueue_key(in_body: Any, in_header: str | None) -> str:
+    """An Enqueue's idempotency key, from the body's ``idempotency_key`` or
+    the ``Idempotency-Key`` header (the same key if both are sent)."""
+    if in_body is not None and (not isinstance(in_body, str) or len(in_body) > MAX_KEY):
+        raise bad_request("bad_key", f"idempotency_key must be at most {MAX_KEY} characters")
+    if in_header is not None and len(in_header) > MAX_KEY:
+        raise bad_request("bad_key", f"Idempotency-Key must be at most {MAX_KEY} characters")
+    if in_body is not None and in_header is not None and in_body != in_header:
+        raise bad_request("bad_key", "the Idempotency-Key header and idempotency_key differ")
+    return in_body if in_body is not None else (in_header or "")
+
+
 def ticket_dict(u: matchmaking_pb2.TicketUpdate) -> dict[str, Any]:
     d: dict[str, Any] = {
         "ticket_id": u.ticket_id,
@@ -294,7 +306,11 @@ class GatewayApp:
         return self._stream(self.match.WatchMatch, req, token)
 
     # --------------------------------------------------------- matchmaking
-    async def enqueue(self, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def enqueue(
+        self, token: str, body: dict[str, Any], idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """``idempotency_key``: the ``Idempotency-Key`` header, if sent (the
+        body's ``idempotency_key`` says the same; both must agree)."""
         game = check_id(body.get("game"), "game")
         counts = body.get("player_counts", [])
         if (
@@ -326,9 +342,14 @@ class GatewayApp:
             allow_bots=allow_bots,
             time_control=clock,
             bot_level=bot_level,
+            idempotency_key=enqueue_key(body.get("idempotency_key"), idempotency_key),
         )
         r = await self._call(self.matchmaking.Enqueue, req, token)
-        return {"ticket_id": r.ticket_id}
+        return {
+            "ticket_id": r.ticket_id,
+            "state": TICKET_STATE.get(r.state, "searching"),
+            "replayed": r.replayed,
+        }
 
     async def cancel_ticket(self, token: str, ticket_id: Any) -> dict[str, Any]:
         req = matchmaking_pb2.CancelTicketRequest(ticket_id=check_id(ticket_id, "ticket_id"))

@@ -169,7 +169,8 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         return {"commits": commits}
 
     async def enqueue(request: Request) -> Any:
-        return await gw.enqueue(bearer(request), await json_body(request, limit))
+        body = await json_body(request, limit)
+        return await gw.enqueue(bearer(request), body, request.headers.get("idempotency-key"))
 
     async def cancel(request: Request) -> Any:
         return await gw.cancel_ticket(bearer(request), request.path_params["ticket_id"])
@@ -250,7 +251,7 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST", "DELETE"],
-                allow_headers=["authorization", "content-type"],
+                allow_headers=["authorization", "content-type", "idempotency-key"],
                 max_age=600,
             )
         )

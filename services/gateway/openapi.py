@@ -179,9 +179,32 @@ def openapi_document() -> dict[str, Any]:
             "/api/v1/tickets": {
                 "post": _op(
                     "enqueue",
-                    "Queue for a match (follow it on the WebSocket with watch_ticket)",
-                    {"type": "object", "properties": {"ticket_id": {"type": "string"}}},
+                    "Queue for a match (follow it on the WebSocket with watch_ticket). "
+                    "Safe to retry with an Idempotency-Key header (or idempotency_key): "
+                    "the retry answers the same ticket, replayed true",
+                    {
+                        "type": "object",
+                        "properties": {
+                            "ticket_id": {"type": "string"},
+                            "state": {"enum": ["searching", "matched", "cancelled", "expired"]},
+                            "replayed": {
+                                "type": "boolean",
+                                "description": "an earlier request with the same key made "
+                                "this ticket: nothing new was queued",
+                            },
+                        },
+                    },
                     body=ref("Enqueue"),
+                    params=[
+                        {
+                            "name": "Idempotency-Key",
+                            "in": "header",
+                            "required": False,
+                            "description": "at most 200 characters; the same key as "
+                            "idempotency_key when both are sent",
+                            "schema": {"type": "string", "maxLength": 200},
+                        }
+                    ],
                     errors=(400, 401, 409, 429, 503),
                 )
             },
@@ -318,6 +341,13 @@ def openapi_document() -> dict[str, Any]:
                             "enum": ["", "random", "greedy", "search"],
                             "description": "the difficulty of the bots that may fill the "
                             "match (with allow_bots); empty: the matchmaker's setting",
+                        },
+                        "idempotency_key": {
+                            "type": "string",
+                            "maxLength": 200,
+                            "description": "a retry with the same key answers the same "
+                            "ticket; the same key with another request is 409 "
+                            "idempotency_key_reused (or send the Idempotency-Key header)",
                         },
                     },
                 },

@@ -22,6 +22,7 @@ from services.match.feeds import Feeds
 from services.match.index import MatchIndex
 from services.match.model import Clocks, Commit, MatchMeta, Projection
 from services.match.ports import ProjectionCache, RulesClient, RulesUnavailable
+from services.match.relay import KnownFacts
 from services.match.store import AppendOutcomeUnknown, JetStreamStore, StoreUnavailable
 from services.match.writebehind import WriteBehind
 
@@ -65,6 +66,8 @@ class AppBase:
         self.index = index
         self.config = config or AppConfig()
         self.feeds = Feeds(store)
+        self.known_facts = KnownFacts()
+        """Matches whose ``MatchFinished`` is stored (shared with this process's relay)."""
         self._hot: OrderedDict[str, Projection] = OrderedDict()
         self.cache_writes = WriteBehind(
             cache, self._hot.get, interval_s=self.config.cache_write_interval_s

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import msgspec
 import redis.asyncio as redis
-from redis.exceptions import RedisError
+from redis.exceptions import NoScriptError, RedisError
 
 from engine_core.types import Outcome
 from services.match.model import Clocks, MatchMeta, Projection
@@ -72,6 +72,7 @@ class RedisProjectionCache:
         self.prefix = prefix
         self.ttl_s = ttl_s
         self._put = client.register_script(_PUT)
+        self._loaded = False
 
     def key(self, match_id: str) -> str:
         return f"{self.prefix}{match_id}"
@@ -122,13 +123,29 @@ class RedisProjectionCache:
     ) -> list[bool] | None:
         """Several ``put(projection, new_keys, base=base)`` in one pipeline:
         whether each applied, or ``None`` when Redis did not answer."""
+        # EVALSHA straight into the pipeline: redis-py's script objects would
+        # first ask SCRIPT EXISTS in a round trip of its own, every pipeline.
+        # The script is loaded once (and again after NOSCRIPT: a restarted or
+        # flushed Redis); the writes only move forward, so running them twice
+        # is harmless.
         try:
-            async with self.client.pipeline(transaction=False) as pipe:
-                for projection, new_keys, base in writes:
-                    await self._put(**self._write(projection, new_keys, base), client=pipe)
-                return [bool(r) for r in await pipe.execute()]
+            for attempt in (0, 1):
+                if not self._loaded:
+                    await self.client.script_load(_PUT)
+                    self._loaded = True
+                try:
+                    async with self.client.pipeline(transaction=False) as pipe:
+                        for projection, new_keys, base in writes:
+                            w = self._write(projection, new_keys, base)
+                            pipe.evalsha(self._put.sha, len(w["keys"]), *w["keys"], *w["args"])
+                        return [bool(r) for r in await pipe.execute()]
+                except NoScriptError:
+                    self._loaded = False
+                    if attempt:
+                        raise
         except RedisError:
             return None
+        return None  # not reached
 
     def _write(
         self, projection: Projection, new_keys: dict[str, int] | None, base: int | None

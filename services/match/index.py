@@ -12,7 +12,10 @@ match is created and when it finishes, never on the per-move path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+from collections.abc import Awaitable
+from typing import Any
 
 import msgspec
 from nats.js import JetStreamContext, api
@@ -97,12 +100,20 @@ class MatchIndex:
             created_at=rfc3339(meta.created_ms),
         )
         data = _json.encode(summary)
-        for player in dict.fromkeys(meta.players):
-            await self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
+        # All at once: one flush to NATS, one round trip of waiting.
+        writes: list[Awaitable[Any]] = [
+            self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
+            for player in dict.fromkeys(meta.players)
+        ]
         if status == STATUS_ACTIVE:
-            await self.js.publish(f"active.{meta.match_id}", data, stream=self.active_stream)
+            writes.append(
+                self.js.publish(f"active.{meta.match_id}", data, stream=self.active_stream)
+            )
         else:
-            await self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}")
+            writes.append(
+                self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}")
+            )
+        await asyncio.gather(*writes)
 
     async def active(self) -> list[MatchSummary]:
         """Every match still active (one read of the active stream)."""

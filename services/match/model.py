@@ -13,6 +13,7 @@ asking the rules again, and what a seat was shown never changes afterwards.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -207,7 +208,10 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+@functools.lru_cache(maxsize=4096)
 def rfc3339(ms: int) -> str:
+    """The instant as RFC 3339 UTC, milliseconds (cached: each commit's time
+    is formatted once for every watcher and answer)."""
     return (
         datetime.fromtimestamp(ms / 1000, tz=UTC)
         .isoformat(timespec="milliseconds")

@@ -16,16 +16,28 @@ Exactly once on ``RESULTS``: the fact is published with
 JetStream stores it only if that subject has no message yet, whoever
 publishes it (the write path, a retried submit, the relay, twice), however
 late (no duplicate window involved). A refusal (10071) means it is there.
+
+Cheap when nothing was lost, which is nearly always: every publisher marks
+the match finished in the index *before* publishing the fact, so a fact on
+``RESULTS`` means the index was marked too, and the relay's first step is one
+direct get of ``results.<match_id>``: found, there is nothing to do (and
+not even that when this process published or saw the fact itself lately:
+``KnownFacts``). And the
+relay fetches at a pace (``pace_s`` after a fetch that did not fill its
+batch), so under load one pull brings hundreds of commits' headers instead of
+a pull request per commit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import OrderedDict
 
 import nats.errors
 import structlog
 from nats.js import JetStreamContext, api
+from nats.js.errors import NotFoundError
 
 from services.match import metrics
 from services.match.index import MatchIndex, finished_fact, publish_finished
@@ -35,6 +47,23 @@ from services.match.store import FINISHED_HEADER, JetStreamStore
 log = structlog.get_logger("tabletop.match.relay")
 
 RELAY_DURABLE = "match-finished-relay"
+
+
+class KnownFacts:
+    """The matches whose fact this process saw stored on ``RESULTS`` lately
+    (bounded): the relay of this process skips them without a read."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+
+    def add(self, match_id: str) -> None:
+        self._ids[match_id] = None
+        if len(self._ids) > self.size:
+            self._ids.popitem(last=False)
+
+    def __contains__(self, match_id: object) -> bool:
+        return match_id in self._ids
 
 
 class FinishedRelay:
@@ -49,7 +78,12 @@ class FinishedRelay:
         durable: str = RELAY_DURABLE,
         batch: int = 256,
         poll_s: float = 1.0,
+        pace_s: float = 0.2,
+        known: KnownFacts | None = None,
     ) -> None:
+        """``pace_s``: the pause after a fetch that brought fewer than
+        ``batch`` commits (the relay is the backstop of the write path, which
+        publishes at once: a fraction of a second later costs nothing)."""
         self.js = js
         self.store = store
         self.index = index
@@ -58,6 +92,8 @@ class FinishedRelay:
         self.durable = durable
         self.batch = batch
         self.poll_s = poll_s
+        self.pace_s = pace_s
+        self.known = known if known is not None else KnownFacts()
         self.relayed = 0  # facts this relay published (not found already there)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -78,6 +114,8 @@ class FinishedRelay:
                 continue
             for msg in msgs:
                 await self._handle(msg)
+            if len(msgs) < self.batch and self.pace_s > 0:
+                await _sleep_or_stop(stop, self.pace_s)
         if sub is not None:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
@@ -113,21 +151,35 @@ class FinishedRelay:
     async def relay(self, match_id: str, seq: int) -> bool:
         """Publish the fact of the finishing commit at ``seq`` unless it is on
         ``RESULTS`` already; True if this call published it."""
+        if match_id in self.known or await self._fact_stored(match_id):
+            return False  # and so is the index's mark (it is written first)
         commit = await self.store.commit_at(seq)
         first = await self.store.first(match_id)
         if commit.outcome is None or first is None:
             return False
         meta = MatchMeta.from_creation(match_id, first[1])
+        await self.index.record(meta, STATUS_FINISHED)
         published = await publish_finished(
             self.js, self.results_prefix, self.results_stream, finished_fact(meta, commit)
         )
-        await self.index.record(meta, STATUS_FINISHED)
+        self.known.add(match_id)
         if published:
             self.relayed += 1
             metrics.FACTS_RELAYED.inc()
             metrics.MATCHES_FINISHED.inc()
             log.info("match_finished_relayed", match=match_id)
         return published
+
+    async def _fact_stored(self, match_id: str) -> bool:
+        """Whether ``results.<match_id>`` holds the fact (a direct get: a
+        replica that lags says no, and the full path is taken, harmlessly)."""
+        try:
+            await self.js.get_last_msg(
+                self.results_stream, f"{self.results_prefix}.{match_id}", direct=True
+            )
+        except NotFoundError:
+            return False
+        return True
 
 
 async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:

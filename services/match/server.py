@@ -138,6 +138,10 @@ class MatchServer:
             ),
             timers=timers,
         )
+        try:  # the watchers' one consumer, before the first match is created
+            await self.app.feeds.start()
+        except Exception as e:  # the first watcher tries again
+            log.warning("feed_tap_not_started", error=repr(e))
         self._limiter = RateLimiter.connect(s.redis_url, s.limits)
         if s.relay_finished:
             self.relay = FinishedRelay(
@@ -146,6 +150,7 @@ class MatchServer:
                 index,
                 results_prefix=config.results_prefix,
                 results_stream=s.results_stream,
+                known=self.app.known_facts,
             )
             self._relay_task = asyncio.create_task(self.relay.run(self._relay_stop))
         server = GrpcServer(
@@ -217,6 +222,7 @@ class MatchServer:
             except TimeoutError:
                 log.warning("cache_writes_dropped")
             await self.app.cache_writes.close()
+            await self.app.feeds.close()
         if self._relay_task is not None:
             # Cancelled at once: what it had not acked is redelivered to another
             # replica (or this one, restarted), where it is a no-op if done.

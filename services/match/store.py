@@ -34,7 +34,8 @@ facts can follow the stream by headers only."""
 FINISHED_HEADERS = {FINISHED_HEADER: "1"}
 
 _DIRECT_READ_LIMIT = 16
-"""Gaps up to this many commits are read by direct gets, longer by a consumer."""
+"""The first this many commits of a read are direct gets, the rest (a long
+match's rebuild) come through a consumer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,28 +258,33 @@ class JetStreamStore:
             last = await self.last_seq(match_id) if upto_seq is None else upto_seq
             if last <= after_seq:
                 return
-            if last - after_seq <= _DIRECT_READ_LIMIT:
-                seq = after_seq
-                while seq < last:
+            # Direct gets first (each one is the match's next commit, however
+            # far the stream's sequence moved on); a consumer past a few.
+            seq = after_seq
+            for _ in range(_DIRECT_READ_LIMIT):
+                if seq >= last:
+                    return
+                try:
+                    msg = await self._next_msg(match_id, seq, direct=True)
+                except NotFoundError:
+                    # A direct get may be answered by a replica that has
+                    # not caught up yet: ask the leader before concluding.
                     try:
-                        msg = await self._next_msg(match_id, seq, direct=True)
+                        msg = await self._next_msg(match_id, seq, direct=False)
                     except NotFoundError:
-                        # A direct get may be answered by a replica that has
-                        # not caught up yet: ask the leader before concluding.
-                        try:
-                            msg = await self._next_msg(match_id, seq, direct=False)
-                        except NotFoundError:
-                            return
-                        except nats.errors.Error as e:
-                            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
-                    except nats.errors.Error as e:  # timeout, no responders...
-                        raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
-                    assert msg.seq is not None and msg.data is not None
-                    if msg.seq > last:
                         return
-                    seq = msg.seq
-                    yield seq, self.decode(msg.data)
+                    except nats.errors.Error as e:
+                        raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+                except nats.errors.Error as e:  # timeout, no responders...
+                    raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+                assert msg.seq is not None and msg.data is not None
+                if msg.seq > last:
+                    return
+                seq = msg.seq
+                yield seq, self.decode(msg.data)
+            if seq >= last:
                 return
+            after_seq = seq
         else:
             last = None
         async for item in self._consume(match_id, after_seq, last):

@@ -1,9 +1,9 @@
 """The streams: watch a match live (resuming after a version), replay it
 from its events at any speed.
 
-Watchers of one match in this process share one JetStream subscription
-(``feeds.Feeds``): each commit is delivered and decoded once, then redacted
-here for each watcher's seat."""
+The process follows every match with one JetStream consumer, fanned out to
+each match's feed (``feeds.Feeds``): each commit is delivered and decoded
+once per process, then redacted here for each watcher's seat."""
 
 from __future__ import annotations
 

@@ -168,6 +168,7 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(projection)
+        self.feeds.created(match_id, seq, commit)
         self.cache_writes.full(projection)
         await self._arm(match_id, 0, commit.clocks)
         try:
@@ -344,6 +345,8 @@ class Writes(Projections):
             clocks=commit.clocks,
         )
         self._remember(new)
+        # this process's watchers see it now (not after the tap's delivery)
+        self.feeds.committed(p.meta.match_id, p.seq, seq, commit)
         self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
             await self._finished(p.meta, commit)
@@ -381,16 +384,18 @@ class Writes(Projections):
         )
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
-        """Publish ``MatchFinished`` (stored once, whoever publishes it: see
-        ``relay``) and mark the match finished in the index."""
+        """Mark the match finished in the index, then publish ``MatchFinished``
+        (stored once, whoever publishes it; in this order, so that a stored
+        fact means a marked index: see ``relay``)."""
         try:
+            await self.index.record(meta, STATUS_FINISHED)
             published = await publish_finished(
                 self.store.js,
                 self.config.results_prefix,
                 self.config.results_stream,
                 finished_fact(meta, commit),
             )
-            await self.index.record(meta, STATUS_FINISHED)
+            self.known_facts.add(meta.match_id)  # stored now, by this call or before
             if published:  # counted once over every replica and the relay
                 metrics.MATCHES_FINISHED.inc()
         except Exception:

@@ -27,9 +27,13 @@ from services.matchmaking.ratings import PlayerRating, Ratings
 from services.matchmaking.settings import MatchmakingSettings
 from services.matchmaking.store import (
     CANCELLED,
+    CLAIMED,
     EVENTS_CHANNEL,
     EXPIRED,
     FINAL_STATES,
+    SEARCHING,
+    Enqueued,
+    IdempotencyKeyReused,
     NewTicket,
     PartyTokenUsed,
     PlayerAlreadyQueued,
@@ -37,6 +41,7 @@ from services.matchmaking.store import (
     TicketStore,
     now_ms,
 )
+from services.matchmaking.store import idempotency_key as _idempotency_key
 
 log = structlog.get_logger("matchmaking.app")
 
@@ -44,6 +49,7 @@ BOT_PREFIX = "bot:"
 MAX_LEADERBOARD = 100
 MAX_OPTIONS_BYTES = 64 * 1024
 MAX_POOL_CHARS = 200
+MAX_KEY_CHARS = 200  # an idempotency key, as the match service bounds its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +168,16 @@ class Matchmaking:
         time_control: str = "",
         bot_level: str = "",
         pool: str = "",
-    ) -> str:
+        idempotency_key: str = "",
+    ) -> Enqueued:
+        """A new ticket (its id and state). With ``idempotency_key``, the
+        same caller and key get the ticket the first call made (``replayed``),
+        and the same key with another request is ``idempotency_key_reused``."""
         g = self._game(game)
+        if len(idempotency_key) > MAX_KEY_CHARS or not idempotency_key.isprintable():
+            raise BadRequest(
+                "bad_key", f"idempotency_key is at most {MAX_KEY_CHARS} printable characters"
+            )
         if pool and not caller.is_service:
             raise Forbidden("pool_service_only", "only a service queues tickets in a pool")
         if len(pool) > MAX_POOL_CHARS or not pool.isprintable():
@@ -206,7 +220,7 @@ class Matchmaking:
         rated = await self.ratings.get_many(game, players)
         rating = sum(r.mu for r in rated) / len(rated)
         try:
-            tid = await self.store.enqueue(
+            made = await self.store.enqueue_once(
                 NewTicket(
                     game,
                     tuple(players),
@@ -220,7 +234,15 @@ class Matchmaking:
                 ),
                 consents=consents,
                 consent_ttl_ms=int((self.settings.party_token_ttl_s + 60) * 1000),
+                key=_idempotency_key(caller.player_id, idempotency_key) if idempotency_key else "",
             )
+        except IdempotencyKeyReused as e:
+            raise Conflict(
+                "idempotency_key_reused",
+                "this idempotency key queued another request (game, players, counts, options, "
+                "clock, bots or pool): use a new key for a new request",
+                ticket_id=e.ticket_id,
+            ) from None
         except PlayerAlreadyQueued as e:
             raise AlreadyQueued(
                 "already_queued", str(e), player=e.player, ticket_id=e.ticket_id
@@ -229,8 +251,13 @@ class Matchmaking:
             raise Conflict(
                 "party_token_used", "a party token was already used: ask the member for a new one"
             ) from None
+        if made.replayed:
+            metrics.ENQUEUE_REPLAYED.labels(game).inc()
+            # claimed is the matchmaker's own step: to a client it still searches
+            state = SEARCHING if made.state == CLAIMED else made.state
+            return Enqueued(made.ticket_id, state, replayed=True)
         metrics.TICKETS_ENQUEUED.labels(game).inc()
-        return tid
+        return made
 
     def _party(
         self, caller: Caller, game: str, party: Sequence[str], party_tokens: Sequence[str]

@@ -9,6 +9,10 @@ Keys (single Redis/valkey node; scripts derive keys from ticket ids):
 - ``mm:queues``   set of every queue key ever used
 - ``mm:p:<player>``  the ticket a player is queued with (one at a time)
 - ``mm:pt:<jti>``  a party token already used (kept while the token is valid)
+- ``mm:idem:<digest of caller and key>``  an idempotency key of Enqueue:
+  ``<ticket id>|<digest of the request>``, kept the ticket's whole life (its
+  search, claim and result time); an ended ticket's hash is kept at least as
+  long as its key (``finish``)
 - ``mm:exp``      sorted set: ticket id by expiry time (ms)
 - ``mm:watch``    sorted set: ticket id by watcher deadline (ms)
 - channel ``mm:events``: ticket ids (space-separated), published when tickets end
@@ -26,7 +30,7 @@ local ended = {}
 local clock = redis.call('TIME')
 local now_ms = clock[1] * 1000 + math.floor(clock[2] / 1000)
 local function finish(key, id, state, reason, ttl, in_queues)
-  local f = redis.call('HMGET', key, 'member', 'queues', 'players')
+  local f = redis.call('HMGET', key, 'member', 'queues', 'players', 'idem')
   if in_queues then
     for _, q in ipairs(cjson.decode(f[2])) do redis.call('ZREM', q, f[1]) end
   end
@@ -38,7 +42,11 @@ local function finish(key, id, state, reason, ttl, in_queues)
   redis.call('ZREM', 'mm:watch', id)
   redis.call('HSET', key, 'state', state, 'reason', reason, 'ended_ms', now_ms)
   redis.call('HDEL', key, 'claim')
-  redis.call('PEXPIRE', key, ttl)
+  -- A ticket made under an idempotency key stays readable as long as the key
+  -- answers with it (a retry gets the ticket, never an unknown id).
+  local keep = tonumber(ttl)
+  if f[4] then keep = math.max(keep, redis.call('PTTL', f[4])) end
+  redis.call('PEXPIRE', key, keep)
   ended[#ended + 1] = id
 end
 -- One message for every ticket a script ended: space-separated ids.
@@ -48,10 +56,22 @@ end
 """
 
 # ARGV: id, hash ttl ms, expires ms, rating, member, players json, queues json,
-#       flat field list json, party token ids json, party token memory ms.
-# Answers {1}, {0, player, ticket} (a player already queued) or {2, token id}
-# (a party token already used).
+#       flat field list json, party token ids json, party token memory ms,
+#       idempotency key ("" for none), request digest.
+# Answers {1}, {0, player, ticket} (a player already queued), {2, token id}
+# (a party token already used), {3, ticket, state} (the key made that ticket
+# for the same request: nothing new) or {4, ticket} (the key made that ticket
+# for another request: nothing done). A new key gets the hash's ttl.
 ENQUEUE = """
+if ARGV[11] ~= '' then
+  local made = redis.call('GET', ARGV[11])
+  if made then
+    local sep = string.find(made, '|', 1, true)
+    local tid = string.sub(made, 1, sep - 1)
+    if string.sub(made, sep + 1) ~= ARGV[12] then return {4, tid} end
+    return {3, tid, redis.call('HGET', 'mm:t:' .. tid, 'state') or 'expired'}
+  end
+end
 local players = cjson.decode(ARGV[6])
 for _, p in ipairs(players) do
   local held = redis.call('GET', 'mm:p:' .. p)
@@ -74,6 +94,7 @@ for _, q in ipairs(cjson.decode(ARGV[7])) do
   redis.call('SADD', 'mm:queues', q)
 end
 redis.call('ZADD', 'mm:exp', ARGV[3], ARGV[1])
+if ARGV[11] ~= '' then redis.call('SET', ARGV[11], ARGV[1] .. '|' .. ARGV[12], 'PX', ARGV[2]) end
 return {1}
 """
 

@@ -7,6 +7,11 @@ from collections.abc import Iterable
 from prometheus_client import Counter, Gauge, Histogram
 
 TICKETS_ENQUEUED = Counter("matchmaking_tickets_enqueued_total", "Tickets queued", ["game"])
+ENQUEUE_REPLAYED = Counter(
+    "matchmaking_enqueue_replayed_total",
+    "Enqueues answered with the ticket an earlier one with the same idempotency key made",
+    ["game"],
+)
 MATCHES_MADE = Counter(
     "matchmaking_matches_total", "Matches created from tickets", ["game", "players"]
 )

@@ -83,7 +83,7 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
         bind(game=request.game)
         caller = self._caller(context)
         with _redis_answers():
-            tid = await self.app.enqueue(
+            made = await self.app.enqueue(
                 caller,
                 request.game,
                 list(request.player_counts),
@@ -94,9 +94,12 @@ class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
                 time_control=request.time_control,
                 bot_level=request.bot_level,
                 pool=request.pool,
+                idempotency_key=request.idempotency_key,
             )
-        bind(ticket=tid)
-        return pb.EnqueueResponse(ticket_id=tid)
+        bind(ticket=made.ticket_id)
+        return pb.EnqueueResponse(
+            ticket_id=made.ticket_id, state=_STATES[made.state], replayed=made.replayed
+        )
 
     async def JoinParty(self, request: pb.JoinPartyRequest, context) -> pb.JoinPartyResponse:
         bind(game=request.game)

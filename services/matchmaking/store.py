@@ -41,6 +41,14 @@ class PartyTokenUsed(Exception):
         super().__init__(f"party token {jti} was already used")
 
 
+class IdempotencyKeyReused(Exception):
+    """The idempotency key made a ticket for another request."""
+
+    def __init__(self, ticket_id: str) -> None:
+        self.ticket_id = ticket_id
+        super().__init__(f"the idempotency key made ticket {ticket_id} for another request")
+
+
 class PlayerAlreadyQueued(Exception):
     """A player of the new ticket is already searching with another ticket."""
 
@@ -76,6 +84,32 @@ def clock_options_key(options_json: str, time_control: str, pool: str = "") -> s
     return okey
 
 
+def idempotency_key(caller: str, key: str) -> str:
+    """The Redis key of a caller's idempotency key (a digest: any characters,
+    bounded length, and no caller's key can be another's)."""
+    digest = hashlib.sha256(f"{caller}\0{key}".encode()).hexdigest()[:40]
+    return f"mm:idem:{digest}"
+
+
+def request_digest(t: NewTicket) -> str:
+    """What a retry under the same key must repeat: everything the caller
+    asked for (not the rating, which is the matchmaker's)."""
+    canonical = json.dumps(
+        [
+            t.game,
+            list(t.players),
+            sorted(set(t.player_counts)),
+            options_key(t.options_json),  # "" and "{}" are the same request
+            t.allow_bots,
+            t.time_control,
+            t.bot_level,
+            t.pool,
+        ],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
 def queue_key(game: str, opts_key: str, players: int) -> str:
     return f"mm:q:{game}:{opts_key}:{players}"
 
@@ -96,6 +130,16 @@ class NewTicket:
     time_control: str = ""  # the text form ("" = the matchmaker's setting)
     bot_level: str = ""  # the level of the bots it accepts ("" = the matchmaker's setting)
     pool: str = ""  # a closed pool ("" = the public queues)
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueued:
+    """The answer to an enqueue: the ticket, its state, and whether an
+    earlier enqueue with the same idempotency key made it (``replayed``)."""
+
+    ticket_id: str
+    state: str = SEARCHING
+    replayed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,6 +261,25 @@ class TicketStore:
     ) -> str:
         """A new searching ticket; ``consents`` are the ids of the party tokens
         presented, each usable once (``PartyTokenUsed``)."""
+        made = await self.enqueue_once(
+            t, at_ms=at_ms, consents=consents, consent_ttl_ms=consent_ttl_ms
+        )
+        return made.ticket_id
+
+    async def enqueue_once(
+        self,
+        t: NewTicket,
+        *,
+        at_ms: int | None = None,
+        consents: Sequence[str] = (),
+        consent_ttl_ms: int = 600_000,
+        key: str = "",
+    ) -> Enqueued:
+        """``enqueue`` under an idempotency key (``idempotency_key(caller,
+        key)``, "" for none): the first call with the key makes the ticket;
+        every later one with the same request answers that ticket and its
+        state (``replayed``), with another request ``IdempotencyKeyReused``.
+        Atomic in one script: two replicas racing on a key make one ticket."""
         s = self.settings
         ticket_id = uuid.uuid4().hex
         created = now_ms() if at_ms is None else at_ms
@@ -243,6 +306,9 @@ class TicketStore:
             "member": member,
             "queues": json.dumps(queues),
         }
+        digest = request_digest(t) if key else ""
+        if key:
+            fields["idem"] = key
         flat: list[str] = [x for kv in fields.items() for x in kv]
         res = await self._enqueue(
             keys=[],
@@ -257,13 +323,20 @@ class TicketStore:
                 json.dumps(flat),
                 json.dumps(list(consents)),
                 consent_ttl_ms,
+                key,
+                digest,
             ],
         )
-        if int(res[0]) == 0:
+        code = int(res[0])
+        if code == 0:
             raise PlayerAlreadyQueued(_s(res[1]), _s(res[2]))
-        if int(res[0]) == 2:
+        if code == 2:
             raise PartyTokenUsed(_s(res[1]))
-        return ticket_id
+        if code == 3:
+            return Enqueued(_s(res[1]), _s(res[2]), replayed=True)
+        if code == 4:
+            raise IdempotencyKeyReused(_s(res[1]))
+        return Enqueued(ticket_id)
 
     async def get(self, ticket_id: str) -> TicketRecord | None:
         h = await self.redis.hgetall(ticket_key(ticket_id))

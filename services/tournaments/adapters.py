@@ -25,7 +25,7 @@ from services.tournaments.model import (
     TC_PER_MOVE,
     TimeControl,
 )
-from services.tournaments.ports import MatchEnd, TicketEnd
+from services.tournaments.ports import MatchEnd, QueuedElsewhere, TicketEnd
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tabletop.matchmaking.v1 import matchmaking_pb2 as mm_pb2
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as mm_pb2_grpc
@@ -189,6 +189,7 @@ class GrpcMatchmaking:
         time_control: str,
         allow_bots: bool,
         pool: str,
+        key: str = "",
     ) -> str:
         request = mm_pb2.EnqueueRequest(
             game=game,
@@ -197,6 +198,7 @@ class GrpcMatchmaking:
             allow_bots=allow_bots,
             time_control=time_control,
             pool=pool,
+            idempotency_key=key,
         )
         try:
             reply = await self.stub.Enqueue(
@@ -204,12 +206,10 @@ class GrpcMatchmaking:
             )
         except grpc.aio.AioRpcError as e:
             info = error_info(e)
-            if (
-                e.code() == grpc.StatusCode.ALREADY_EXISTS
-                and info
-                and info.metadata.get("ticket_id")
-            ):
-                return info.metadata["ticket_id"]  # queued already (a retry after a crash)
+            if e.code() == grpc.StatusCode.ALREADY_EXISTS and info:
+                # a ticket not made under this key (a retry after a crash is
+                # answered by the key itself): not the race's to adopt
+                raise QueuedElsewhere(info.metadata.get("ticket_id", "")) from None
             if e.code() in _RETRY:
                 raise Unavailable(
                     "matchmaking_unavailable", f"{e.code().name}: {e.details()}"

@@ -81,7 +81,15 @@ from services.tournaments.model import (
     event_type,
     fold,
 )
-from services.tournaments.ports import BotJobs, MatchEnd, Matches, Queue, Seeding, TicketEnd
+from services.tournaments.ports import (
+    BotJobs,
+    MatchEnd,
+    Matches,
+    Queue,
+    QueuedElsewhere,
+    Seeding,
+    TicketEnd,
+)
 from services.tournaments.store import StoreUnavailable, TournamentStore
 
 log = structlog.get_logger("tabletop.tournaments")
@@ -111,6 +119,23 @@ def race_pool(tournament_id: str) -> str:
     """The matchmaker's pool of a queued race: its entrants meet only each
     other (and the matchmaker's bots)."""
     return f"tournament:{tournament_id}"
+
+
+RACE_KEY_CHARS = 200  # the matchmaker's bound on an idempotency key
+
+
+def race_ticket_key(tournament_id: str, player: str, n: int) -> str:
+    """The idempotency key of an entrant's ``n``-th ticket (``n``: the
+    ``RaceQueued`` of the entrant in the stream so far). Every replica asks
+    with the same key until that ticket is appended, so a replica that dies
+    between the Enqueue and the append leaves no orphan: the one taking over
+    gets the same ticket, whatever it has become. A player id too long for
+    the bound goes in as a digest."""
+    key = f"{tournament_id}:race:{player}:{n}"
+    if len(key) > RACE_KEY_CHARS:
+        digest = hashlib.sha256(player.encode()).hexdigest()[:32]
+        key = f"{tournament_id}:race:#{digest}:{n}"
+    return key
 
 
 def round_deadline_ms(t: Tournament, rnd) -> int:
@@ -651,10 +676,14 @@ class TournamentApp:
         spec = clocks.format_spec(match_time_control(t.created.time_control))
         try:
             return await self.queue.enqueue(
-                t.game, player, [t.options.table_size], spec, t.options.bot_fill, race_pool(t.id)
-            )
+                t.game, player, [t.options.table_size], spec, t.options.bot_fill, race_pool(t.id),
+                race_ticket_key(t.id, player, t.race_queued_of(player)),
+            )  # fmt: skip
         except Unavailable as e:  # the matchmaker is away: the next sweep tries again
             log.warning("race_enqueue_unavailable", tournament=t.id, error=str(e))
+        except QueuedElsewhere as e:  # in a public queue: due again once that ticket ends
+            log.info("race_entrant_queued_elsewhere", tournament=t.id, player=player,
+                     ticket=e.ticket_id)  # fmt: skip
         except grpc.aio.AioRpcError as e:  # refused for this player: the others go on
             log.warning("race_enqueue_refused", tournament=t.id, player=player, error=e.details())
             self._race_refused.add((t.id, player))

@@ -370,6 +370,7 @@ class Tournament:
     race_open: dict[str, str] = field(default_factory=dict)  # player -> searching ticket
     race_playing: dict[str, set[str]] = field(default_factory=dict)  # player -> unrecorded
     race_count: dict[str, int] = field(default_factory=dict)  # player -> race matches
+    race_queued: dict[str, int] = field(default_factory=dict)  # player -> RaceQueued so far
 
     @property
     def id(self) -> str:
@@ -437,6 +438,11 @@ class Tournament:
     def race_matches_of(self, player: str) -> int:
         return self.race_count.get(player, 0)
 
+    def race_queued_of(self, player: str) -> int:
+        """How many tickets the race has queued the entrant with (the ``n`` of
+        the next ticket's idempotency key)."""
+        return self.race_queued.get(player, 0)
+
     def apply(self, seq: int, e: Event) -> None:
         self.seq = seq
         self.events += 1
@@ -480,6 +486,7 @@ class Tournament:
         elif isinstance(e, RaceQueued):
             self.race_tickets[e.ticket_id] = RaceTicket(e.player)
             self.race_open[e.player] = e.ticket_id
+            self.race_queued[e.player] = self.race_queued.get(e.player, 0) + 1
         elif isinstance(e, RaceMatched):
             tk = self.race_tickets.setdefault(e.ticket_id, RaceTicket(e.player))
             tk.state, tk.match_id = "matched", e.match_id

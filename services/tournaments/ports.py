@@ -54,6 +54,15 @@ class TicketEnd:
     reason: str = ""
 
 
+class QueuedElsewhere(Exception):
+    """The entrant holds another open ticket (their own, in a public queue):
+    not the race's, so never adopted; the entrant is queued once it ends."""
+
+    def __init__(self, ticket_id: str) -> None:
+        super().__init__(f"the entrant is searching with ticket {ticket_id}")
+        self.ticket_id = ticket_id
+
+
 class Queue(Protocol):
     """The matchmaker, for a score race that queues its entrants."""
 
@@ -65,8 +74,11 @@ class Queue(Protocol):
         time_control: str,
         allow_bots: bool,
         pool: str,
+        key: str = "",
     ) -> str:
-        """The ticket id (the player's open ticket if it has one already)."""
+        """The ticket id. ``key``: the Enqueue's idempotency key (the same
+        key answers the ticket it made, whatever that ticket has become).
+        ``QueuedElsewhere`` if the player searches with another ticket."""
         ...
 
     async def cancel(self, ticket_id: str) -> None:

@@ -288,3 +288,58 @@ async def test_polled_reads_are_debug_with_one_in_n_sampled_at_info(logs):
             ]
     finally:
         await srv.stop(0)
+
+
+async def test_the_default_chain_wraps_a_method_once_not_once_per_call(valkey_server) -> None:
+    """Every interceptor of the default chain (rate limits on) hands back the
+    same wrapped handler on each call of a method: no wrapping per call."""
+    from services.common.auth import AuthSettings, Tokens
+    from services.common.bounds import BoundsInterceptor
+    from services.common.errors import ErrorInterceptor
+    from services.common.logging import LoggingInterceptor
+    from services.common.metrics import MetricsInterceptor
+    from services.common.ratelimit import (
+        LimitSettings,
+        Rate,
+        RateLimiter,
+        RateLimitInterceptor,
+        _Rule,
+    )
+
+    method = f"/{SERVICE}/Echo"
+    limiter = RateLimiter.connect(valkey_server.url, LimitSettings(enabled=True))
+    try:
+        guard = RateLimitInterceptor(
+            limiter, Tokens(AuthSettings(secret="x" * 32)), {method: _Rule("r", Rate(5, 1))}
+        )
+        chain = [
+            MetricsInterceptor(),
+            LoggingInterceptor(),
+            ErrorInterceptor(),
+            guard,
+            BoundsInterceptor(),
+        ]
+        handler = grpc.unary_unary_rpc_method_handler(_echo)
+
+        async def innermost(details):  # grpc's own lookup: one handler per method
+            return handler
+
+        def continuation(i):
+            if i == len(chain):
+                return innermost
+
+            async def next_one(details):
+                return await chain[i].intercept_service(continuation(i + 1), details)
+
+            return next_one
+
+        class Details(grpc.HandlerCallDetails):
+            def __init__(self, metadata):
+                self.method, self.invocation_metadata = method, metadata
+
+        first = await continuation(0)(Details((("authorization", "Bearer a"),)))
+        second = await continuation(0)(Details((("authorization", "Bearer b"),)))
+        assert first is second
+        assert first is not handler
+    finally:
+        await limiter.close()

@@ -275,6 +275,53 @@ async def test_a_ticket_names_the_level_of_its_bots(player: Player) -> None:
     assert set(enqueue["bot_level"]["enum"]) == {"", "random", "greedy", "search"}
 
 
+async def test_a_ticket_retried_with_its_idempotency_key_is_the_same_ticket(
+    player: Player,
+) -> None:
+    """A phone that lost the reply of POST /tickets sends it again with the
+    same key: the same ticket, not already_queued, not a second one."""
+    body = {"game": "dice_forge", "player_counts": [4]}  # alone: it keeps searching
+    r = await player.http.post("/api/v1/tickets", json=body, headers={"Idempotency-Key": "tap-7"})
+    assert r.status_code == 200, r.text
+    first = r.json()
+    assert first["state"] == "searching" and first["replayed"] is False
+    # the header or the body field: the same key
+    for kwargs in (
+        {"json": body, "headers": {"Idempotency-Key": "tap-7"}},
+        {"json": body | {"idempotency_key": "tap-7"}},
+    ):
+        again = await player.http.post("/api/v1/tickets", **kwargs)
+        assert again.status_code == 200, again.text
+        assert again.json() == {"ticket_id": first["ticket_id"], "state": "searching",
+                                "replayed": True}  # fmt: skip
+    # the same key with another request: refused, nothing queued
+    other = await player.http.post(
+        "/api/v1/tickets", json=body | {"player_counts": [3]}, headers={"Idempotency-Key": "tap-7"}
+    )
+    assert other.status_code == 409, other.text
+    assert other.json()["error"]["reason"] == "idempotency_key_reused"
+    for bad in (
+        {"json": body | {"idempotency_key": "a"}, "headers": {"Idempotency-Key": "b"}},
+        {"json": body | {"idempotency_key": 7}},
+        {"json": body, "headers": {"Idempotency-Key": "k" * 201}},
+    ):
+        r = await player.http.post("/api/v1/tickets", **bad)
+        assert r.status_code == 400 and r.json()["error"]["reason"] == "bad_key", r.text
+    # without a key: unchanged (the player is queued already, with that ticket)
+    r = await player.http.post("/api/v1/tickets", json=body)
+    assert r.status_code == 409 and r.json()["error"]["reason"] == "already_queued"
+    assert r.json()["error"]["metadata"]["ticket_id"] == first["ticket_id"]
+    gone = await player.http.delete(f"/api/v1/tickets/{first['ticket_id']}")
+    assert gone.status_code == 200, gone.text
+    # the key of an ended ticket answers its final state
+    r = await player.http.post("/api/v1/tickets", json=body, headers={"Idempotency-Key": "tap-7"})
+    assert r.json() == {"ticket_id": first["ticket_id"], "state": "cancelled", "replayed": True}
+    doc = (await player.http.get("/api/v1/openapi.json")).json()
+    assert "idempotency_key" in doc["components"]["schemas"]["Enqueue"]["properties"]
+    params = doc["paths"]["/api/v1/tickets"]["post"]["parameters"]
+    assert [p["name"] for p in params] == ["Idempotency-Key"]
+
+
 async def test_tournaments_are_listed_joined_and_followed(player: Player, stack: Stack) -> None:
     from services.common.auth import ROLE_ORGANISER, AuthSettings, Tokens, bearer_metadata
     from tabletop.tournaments.v1 import tournaments_pb2 as tpb

@@ -81,6 +81,25 @@ async def test_several_writes_go_in_one_pipeline_and_an_increment_may_span_versi
         await client.aclose()
 
 
+async def test_a_pipeline_of_writes_is_one_round_trip_and_survives_a_script_flush(
+    valkey_server,
+) -> None:
+    """The pipelined writes go as EVALSHA with no SCRIPT EXISTS first; a
+    Redis that lost its scripts (restarted, flushed) gets the script again."""
+    client = redis.from_url(valkey_server.url)
+    cache = RedisProjectionCache(client)
+    try:
+        assert await cache.put_many([(projection(1, {"k1": 11}), None, None)]) == [True]
+        before = (await client.info("commandstats")).get("cmdstat_script|exists")
+        assert await cache.put_many([(projection(2), {"k2": 12}, 1)]) == [True]
+        assert (await client.info("commandstats")).get("cmdstat_script|exists") == before
+        await client.script_flush()
+        assert await cache.put_many([(projection(3), {"k3": 13}, 2)]) == [True]
+        assert await cache.get("m1") == projection(3, {"k1": 11, "k2": 12, "k3": 13})
+    finally:
+        await client.aclose()
+
+
 async def test_the_write_behind_coalesces_a_hot_match_and_ends_current(valkey_server) -> None:
     client = redis.from_url(valkey_server.url)
     cache = RedisProjectionCache(client)

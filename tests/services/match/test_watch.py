@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from engine_core.registry import default_registry
+from services.match.relay import RELAY_DURABLE
 from tests.services.match.conftest import make_registry
 from tests.services.match.helpers import commits_of, play_out, states_by_version
 
@@ -221,3 +222,108 @@ async def test_a_replica_behind_the_stream_still_watches_every_commit(start_serv
     total = 4 + await play_out(one, GAME, match_id, ones, seed=3)
     assert [c.version for c in await asyncio.wait_for(resumed, 10)] == list(range(4, total + 1))
     assert [c.version for c in await asyncio.wait_for(whole, 10)] == list(range(total + 1))
+
+
+async def _consumers(service) -> set[str]:
+    """The match stream's consumers but the relay's durable one."""
+    infos = await service.app.store.js.consumers_info(service.app.store.config.name)
+    return {i.name for i in infos} - {RELAY_DURABLE}
+
+
+async def test_every_watch_of_a_process_shares_one_consumer(service) -> None:
+    """A process follows the match stream with one consumer, however many
+    matches its clients watch (none made or deleted per match)."""
+    players = [service.player(p) for p in IDS]
+    before = await _consumers(service)
+    matches = [await players[0].create("secret_bids", IDS) for _ in range(3)]
+    watches = [asyncio.ensure_future(collect(p.watch(m))) for m in matches for p in players]
+    feeds = service.app.feeds
+    await _until(lambda: all(feeds.watchers(m) == 2 for m in matches))
+    assert feeds.tap is not None and feeds.tap.consumer in before  # made at the start
+    assert await _consumers(service) == before
+    for i, m in enumerate(matches):
+        total = await play_out(service, GAME, m, players, seed=i)
+        for task in watches[2 * i : 2 * i + 2]:
+            got = await asyncio.wait_for(task, 10)
+            assert [c.version for c in got] == list(range(total + 1))
+    assert await _consumers(service) == before
+    assert feeds.tap.resets == 0
+
+
+async def test_a_watch_survives_its_process_losing_the_stream_consumer(start_service) -> None:
+    """The tap's consumer deleted on the server: the tap falls silent, makes a
+    new one from where it was, and the watcher sees every commit made by
+    another replica, in order, once."""
+    one, two = await start_service(), await start_service()
+    ones = [one.player(p) for p in IDS]
+    match_id = await ones[0].create("secret_bids", IDS)
+    watching = asyncio.ensure_future(collect(two.player(IDS[1]).watch(match_id)))
+    await _until(lambda: two.app.feeds.watchers(match_id) == 1)
+    tap = two.app.feeds.tap
+    assert tap is not None
+    tap.heartbeat_s = 0.2  # notice the silence sooner
+    await play_out(one, GAME, match_id, ones, seed=4, limit=2)
+    await _until(lambda: two.app.feeds._feeds[match_id].version == 2)
+    await two.app.store.js.delete_consumer(two.app.store.config.name, tap.consumer)
+    total = 2 + await play_out(one, GAME, match_id, ones, seed=5)
+    got = await asyncio.wait_for(watching, 15)
+    assert [c.version for c in got] == list(range(total + 1))
+    assert tap.resets >= 1
+
+
+async def test_a_feed_that_misses_a_delivery_reads_it_from_the_stream(start_service) -> None:
+    """A version skipped by the deliveries (one lost) is read from the
+    stream before the next one is handed out."""
+    one, two = await start_service(), await start_service()
+    ones = [one.player(p) for p in IDS]
+    match_id = await ones[0].create("secret_bids", IDS)
+    watching = asyncio.ensure_future(collect(two.player(IDS[0]).watch(match_id)))
+    await _until(lambda: two.app.feeds.watchers(match_id) == 1)
+    feed = two.app.feeds._feeds[match_id]
+    await _until(lambda: feed.version == 0)
+    offer = feed.offer
+    dropped: list[int] = []
+
+    def lose_the_first(seq: int, data: bytes) -> None:
+        if not dropped:
+            dropped.append(seq)
+            return
+        offer(seq, data)
+
+    feed.offer = lose_the_first  # type: ignore[method-assign]
+    total = await play_out(one, GAME, match_id, ones, seed=6)
+    got = await asyncio.wait_for(watching, 10)
+    assert dropped
+    assert [c.version for c in got] == list(range(total + 1))
+
+
+async def test_the_watchers_of_a_match_created_here_read_nothing_from_the_stream(
+    service,
+) -> None:
+    """The feed starts with the creation commit and the tap hands it every
+    later one: the match's watchers need no read of the stream."""
+    players = [service.player(p) for p in IDS]
+    store = service.app.store
+    reads: list[str] = []
+    commits, last_seq = store.commits, store.last_seq
+
+    def counted_commits(match_id, *args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(match_id)
+        return commits(match_id, *args, **kwargs)
+
+    async def counted_last_seq(match_id):  # type: ignore[no-untyped-def]
+        reads.append(match_id)
+        return await last_seq(match_id)
+
+    match_id = await players[0].create("secret_bids", IDS)
+    store.commits, store.last_seq = counted_commits, counted_last_seq  # type: ignore[method-assign]
+    try:
+        watches = [asyncio.ensure_future(collect(p.watch(match_id))) for p in players]
+        await _until(lambda: service.app.feeds.watchers(match_id) == 2)
+        await asyncio.sleep(0.1)  # what the watchers would read, they have read
+        assert reads == []
+    finally:
+        store.commits, store.last_seq = commits, last_seq  # type: ignore[method-assign]
+    total = await play_out(service, GAME, match_id, players, seed=7)
+    for task in watches:
+        assert [c.version for c in await asyncio.wait_for(task, 10)] == list(range(total + 1))

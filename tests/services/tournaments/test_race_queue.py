@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 
 import grpc
 import pytest
+import redis.asyncio as redis
 
 from engine_core.bots import RandomBot
 from engine_core.registry import default_registry
@@ -223,7 +225,7 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
     second = await stack.replica(matchmaking_addr=addr)
     (queued,) = await until(
         lambda: _of(stack, tid, RaceQueued), timeout=20
-    )  # the matchmaker answered already_queued with the ticket made before the kill
+    )  # the same idempotency key answered the ticket made before the kill
     assert queued.player == pair[0]
     await stack.stub(second).Register(
         pb.RegisterRequest(tournament_id=tid, player=pair[1]), metadata=ORGANISER
@@ -239,8 +241,8 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
         await players.close()
     events = await tournament_events(stack.nats_url, tid)
     queued = [e for e in events if isinstance(e, RaceQueued)]
-    # the ticket made before the kill is the one recorded (already_queued
-    # answered its id): one ticket per entrant, one match of the two
+    # the ticket made before the kill is the one recorded (its key answered
+    # its id): one ticket per entrant, one match of the two
     assert sorted(e.player for e in queued) == sorted(pair)
     matched = [e for e in events if isinstance(e, RaceMatched)]
     assert len(matched) == 2 and len({e.match_id for e in matched}) == 1
@@ -248,6 +250,134 @@ async def test_a_replica_killed_after_enqueueing_is_taken_over(stack, matchmaker
         matched[0].match_id
     ]
     assert all(s.played == 1 for s in t.standings)
+
+
+async def pool_tickets(redis_url: str, tid: str) -> list[dict[str, str]]:
+    """Every ticket the matchmaker holds in the race's pool (ended ones too)."""
+    client = redis.from_url(redis_url, decode_responses=True)
+    try:
+        found = []
+        async for key in client.scan_iter("mm:t:*"):
+            h = await client.hgetall(key)
+            if h.get("pool") == f"tournament:{tid}":
+                found.append(h)
+        return found
+    finally:
+        await client.aclose()
+
+
+@pytest.mark.parametrize("orphan", ["matched", "finished"])
+async def test_a_ticket_matched_while_no_replica_had_recorded_it_still_counts(
+    stack, matchmaker, orphan
+):
+    """A replica dies between the Enqueue and the RaceQueued of both entrants;
+    the matchmaker matches the two orphan tickets (and, ``finished``, the
+    match is even played to its end, its MatchFinished fact going by while no
+    tournament knew the match) before another replica takes over. The same
+    idempotency key answers the takeover with those tickets: they are the
+    ones recorded, the match counts, and no entrant is ever in two tickets."""
+    addr = f"127.0.0.1:{matchmaker.port}"
+    first = await stack.replica(matchmaking_addr=addr)
+    stub = stack.stub(first)
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="race", game="tic_tac_toe", format=pb.FORMAT_SCORE_RACE,
+            options=pb.TournamentOptions(race_seconds=10, race_queue=True, race_max_matches=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    pair = ENTRANTS[:2]
+    for p in pair:
+        await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
+    # both entrants are enqueued in one batch, then the replica dies before
+    # appending either RaceQueued
+    state = kill_at(first, "after_race_enqueue")
+    bare = await stack.replica(matchmaking_addr="")  # leaves the queueing to the first
+    await stack.stub(bare).Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    await until(lambda: asyncio.sleep(0, state["dead"]), timeout=30)
+    await first.stop(0)
+
+    async def orphans_matched():
+        tickets = await pool_tickets(stack.redis_url, tid)
+        done = len(tickets) == 2 and all(h["state"] == "matched" for h in tickets)
+        return tickets if done else None
+
+    orphans = await until(orphans_matched, timeout=20)
+    (match_id,) = {h["match_id"] for h in orphans}
+    assert not await _of(stack, tid, RaceQueued)  # no replica recorded them
+    players = Players(stack, tid)
+    if orphan == "finished":
+        await asyncio.gather(*(players._play(match_id, p) for p in pair))
+        matches = GrpcMatches(stack.match.address, TOKENS)
+        try:
+            assert await until(lambda: matches.result(match_id), timeout=20)
+        finally:
+            await matches.close()
+    second = await stack.replica(matchmaking_addr=addr)
+    stop = asyncio.Event()
+    follower = asyncio.create_task(players.follow(stop))
+    try:
+        t = await finished(stack.stub(second), tid, timeout=60)
+    finally:
+        stop.set()
+        await follower
+        await players.close()
+    events = await tournament_events(stack.nats_url, tid)
+    queued = [e for e in events if isinstance(e, RaceQueued)]
+    # the takeover recorded the orphan tickets themselves, once each
+    assert sorted((e.player, e.ticket_id) for e in queued) == sorted(
+        (json.loads(h["players"])[0], h["id"]) for h in orphans
+    )
+    # and the matchmaker never held a second ticket of either entrant
+    assert len(await pool_tickets(stack.redis_url, tid)) == 2
+    matched = [e for e in events if isinstance(e, RaceMatched)]
+    assert sorted(e.player for e in matched) == sorted(pair)
+    assert {e.match_id for e in matched} == {match_id}
+    assert [e.match_id for e in events if isinstance(e, MatchResultRecorded)] == [match_id]
+    assert all(s.played == 1 for s in t.standings)
+
+
+async def test_an_entrant_searching_in_a_public_queue_is_not_adopted(stack, matchmaker):
+    """An entrant who queued themselves publicly holds a ticket the race did
+    not make: it is never recorded as the race's (a public match would then
+    count); the entrant is queued in the pool once that ticket ends."""
+    await stack.replica(matchmaking_addr=f"127.0.0.1:{matchmaker.port}")
+    stub = stack.stub()
+    reply = await stub.CreateTournament(
+        pb.CreateTournamentRequest(
+            name="race", game="tic_tac_toe", format=pb.FORMAT_SCORE_RACE,
+            options=pb.TournamentOptions(race_seconds=30, race_queue=True, race_max_matches=1),
+        ),
+        metadata=ORGANISER,
+    )  # fmt: skip
+    tid = reply.tournament_id
+    busy, free = ENTRANTS[:2]
+    for p in (busy, free):
+        await stub.Register(pb.RegisterRequest(tournament_id=tid, player=p), metadata=ORGANISER)
+    mm = mm_stub(stack, matchmaker)
+    public = await mm.Enqueue(
+        mm_pb.EnqueueRequest(game="tic_tac_toe", player_counts=[2], time_control="5m"),
+        metadata=auth(busy),
+    )  # another clock than the race's: it meets nobody here
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    # both were due in the same step: once free's ticket is appended, busy's
+    # Enqueue has been answered too
+    (first,) = await until(lambda: _of(stack, tid, RaceQueued), timeout=20)
+    assert first.player == free
+    assert public.ticket_id not in {e.ticket_id for e in await _of(stack, tid, RaceQueued)}
+    await mm.CancelTicket(
+        mm_pb.CancelTicketRequest(ticket_id=public.ticket_id), metadata=auth(busy)
+    )
+
+    async def both_matched():
+        matched = await _of(stack, tid, RaceMatched)
+        return matched if len(matched) == 2 else None
+
+    matched = await until(both_matched, timeout=20)
+    queued = {e.player: e.ticket_id for e in await _of(stack, tid, RaceQueued)}
+    assert queued.keys() == {busy, free} and queued[busy] != public.ticket_id
+    assert len({e.match_id for e in matched}) == 1  # the two entrants, in the pool
 
 
 async def _of(stack, tid: str, kind) -> list:
@@ -329,3 +459,25 @@ async def test_an_entrant_who_withdraws_is_not_queued_again(stack, matchmaker):
     )  # the entrant holds no ticket (one open ticket per player): it may queue itself
     assert again.ticket_id != queued.ticket_id
     assert len(await events_of(RaceQueued)) == 1
+
+
+def test_the_race_ticket_keys_are_deterministic_and_bounded():
+    from services.tournaments.app import RACE_KEY_CHARS, race_ticket_key
+    from services.tournaments.model import Options, RegistrationClosed, TournamentCreated, fold
+
+    assert race_ticket_key("t1", "guest:a", 0) == "t1:race:guest:a:0"
+    assert race_ticket_key("t1", "guest:a", 1) != race_ticket_key("t1", "guest:a", 0)
+    assert race_ticket_key("t1", "guest:a", 0) != race_ticket_key("t2", "guest:a", 0)
+    tid, long_a, long_b = "t" * 64, "p" * 199 + "a", "p" * 199 + "b"
+    ka, kb = race_ticket_key(tid, long_a, 3), race_ticket_key(tid, long_b, 3)
+    assert len(ka) <= RACE_KEY_CHARS and ka != kb and ka == race_ticket_key(tid, long_a, 3)
+    # n is the entrant's RaceQueued so far, read from the stream
+    opts = Options(race_seconds=60, race_queue=True)
+    created = TournamentCreated(tournament_id="t", name="r", game="tic_tac_toe",
+                                format="score_race", rounds=0, seed="s", options=opts)  # fmt: skip
+    t = fold([(1, created), (2, RegistrationClosed(seeds=(), at_ms=0))])
+    assert t.race_queued_of("guest:a") == 0
+    t.apply(3, RaceQueued(player="guest:a", ticket_id="k1"))
+    t.apply(4, RaceTicketEnded(player="guest:a", ticket_id="k1", state="expired"))
+    t.apply(5, RaceQueued(player="guest:a", ticket_id="k2"))
+    assert t.race_queued_of("guest:a") == 2 and t.race_queued_of("guest:b") == 0
