@@ -153,6 +153,9 @@ class MatchLog:
                 self.round = rnd
                 return
         seat = c.seat if c.HasField("seat") else None
+        if c.ended_by_service:  # EndMatch: no move, the outcome given from outside
+            self.out("  " + ended_words(c.outcome.reason), "bold")
+            return
         lines = [w for w in (self.r.event_words(self.r.event(e), view) for e in c.events_json) if w]
         if not lines and c.move_json:
             lines = [self.r.played_words(seat, self.r.move(c.move_json), view)]
@@ -383,13 +386,24 @@ async def play_match(
     return m
 
 
+def ended_words(reason: str) -> str:
+    """How a match ended, in words: a match a service ended from outside
+    (``adjudicated:<reason>``) says who ended it."""
+    if not reason.startswith("adjudicated:"):
+        return f"ended by: {reason}"
+    why = reason.removeprefix("adjudicated:")
+    if why == "round_deadline":
+        return "ended by the tournament: round deadline"
+    return f"ended by the server: {why.replace('_', ' ')}"
+
+
 def print_outcome(m: match_pb2.GetMatchResponse, seat: int | None, me: str = "") -> None:
     o = m.outcome
     console.rule("[bold]game over")
     for x in m.seats:
         mark = " (you)" if (seat is not None and x.seat == seat) or x.player == me else ""
         say(f"  seat {x.seat} {x.player}{mark}: rank {o.ranks[x.seat]}, score {o.scores[x.seat]:g}")
-    say(f"  ended by: {o.reason}; {m.version} moves")
+    say(f"  {ended_words(o.reason)}; {m.version} moves")
     say(f"  match {m.match_id}")
 
 

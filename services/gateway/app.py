@@ -91,6 +91,7 @@ def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
         "clocks": clocks(c.clocks),
         "timeout": c.timeout,
         "forfeit": c.forfeit,
+        "ended_by_service": c.ended_by_service,
     }
 
 

@@ -346,6 +346,19 @@ def forfeit_outcome(seats: int, forfeiting: int) -> Outcome:
     )
 
 
+def after_end(clocks: Clocks | None) -> Clocks | None:
+    """The clocks of a commit that ends the match from outside (``EndMatch``):
+    nothing is awaited any more; the rest as it was."""
+    if clocks is None:
+        return None
+    return Clocks(
+        deadlines=(0,) * len(clocks.deadlines),
+        remaining=clocks.remaining,
+        timeouts=clocks.timeouts,
+        taken_over=clocks.taken_over,
+    )
+
+
 def after_forfeit(clocks: Clocks | None, seat: int) -> Clocks | None:
     """The clocks of a forfeit commit: nothing is awaited any more."""
     if clocks is None:

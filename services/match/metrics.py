@@ -48,6 +48,10 @@ TIMEOUTS = Counter(
     "(default_move, bot, forfeit, lost_race: the player moved first, refused)",
     ["result"],
 )
+MATCHES_ENDED = Counter(
+    "tabletop_match_ended_by_service_total",
+    "Running matches ended from outside by a service (EndMatch: a round deadline)",
+)
 TIMER_LATENESS = Histogram(
     "tabletop_match_timer_lateness_seconds",
     "How long after its deadline a timeout was handled",

@@ -26,6 +26,7 @@ from engine_core.types import Outcome
 KIND_CREATED = "created"
 KIND_MOVE = "move"
 KIND_FORFEIT = "forfeit"  # a seat forfeited after too many timeouts: the match ends
+KIND_ENDED = "ended"  # a service ended the match from outside (EndMatch): its outcome given
 
 TC_NONE = "none"
 TC_PER_MOVE = "per_move"

@@ -158,6 +158,7 @@ def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
         clocks=clocks_pb(c.clocks),
         timeout=c.timeout,
         forfeit=c.forfeit,
+        ended_by_service=c.ended_by_service,
     )
     if c.seat is not None:
         msg.seat = c.seat
@@ -266,6 +267,25 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             include_view=request.include_view,
         ):
             yield commit_pb(c)
+
+    async def EndMatch(self, request: Any, context: Any) -> Any:
+        principal = self._principal(context)
+        bind(match=request.match_id)
+        result = await self.app.end(
+            principal,
+            request.match_id,
+            ranks=list(request.ranks),
+            scores=list(request.scores),
+            reason=request.reason,
+            idempotency_key=request.idempotency_key,
+            expected_version=request.expected_version
+            if request.HasField("expected_version")
+            else None,
+        )
+        bind(version=result.version, outcome=result.outcome.reason)
+        return match_pb2.EndMatchResponse(
+            version=result.version, outcome=outcome_pb(result.outcome)
+        )
 
     async def ListMatches(self, request: Any, context: Any) -> Any:
         principal = self._principal(context)

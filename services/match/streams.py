@@ -17,6 +17,7 @@ from services.match import metrics
 from services.match.base import REPLAY_MAX_PAUSE_S
 from services.match.errors import BadRequest
 from services.match.model import (
+    KIND_ENDED,
     KIND_FORFEIT,
     STATUS_ACTIVE,
     STATUS_FINISHED,
@@ -42,6 +43,7 @@ class CommitView:
     clocks: Clocks | None = None
     timeout: bool = False
     forfeit: bool = False
+    ended_by_service: bool = False
 
 
 class Streams(Projections):
@@ -168,4 +170,5 @@ class Streams(Projections):
             clocks=c.clocks,
             timeout=c.timeout,
             forfeit=c.kind == KIND_FORFEIT,
+            ended_by_service=c.kind == KIND_ENDED,
         )

@@ -64,6 +64,11 @@ def decode_fact(data: bytes) -> MatchFinished:
     return fact
 
 
+ADJUDICATED_PREFIX = "adjudicated:"
+"""The outcome reason of a match a service ended from outside (the match
+service's ``EndMatch``: ``adjudicated:<reason>``)."""
+
+
 def is_rated_player(player: str) -> bool:
     return not player.startswith(("bot:", "guest:"))
 
@@ -102,7 +107,12 @@ def _parse(game: str, player: str, h: dict) -> PlayerRating:
 
 def rated_seats(fact: MatchFinished) -> list[int]:
     """The seats a finished match rates: people with rated ids (no bots, no
-    guests), each player once; fewer than two means nobody is rated."""
+    guests), each player once; fewer than two means nobody is rated. A
+    match a service ended from outside (reason ``adjudicated:...``, e.g. a
+    tournament's round deadline) rates nobody: it was not played to its end,
+    and its ranks are a rule's, not the board's."""
+    if fact.reason.startswith(ADJUDICATED_PREFIX):
+        return []
     seats: list[int] = []
     seen: set[str] = set()
     for s, p in enumerate(fact.players):

@@ -12,6 +12,7 @@ dies, and forwards SIGTERM/SIGINT so each worker drains gracefully.
 from __future__ import annotations
 
 import contextlib
+import glob
 import multiprocessing
 import os
 import signal
@@ -115,6 +116,29 @@ def start_metrics(settings: RulesSettings, registry: Any = None) -> Any:
     return server
 
 
+class _WorkerFiles:
+    """The workers' metric files, summed, as prometheus_client's
+    ``MultiProcessCollector`` does, but leaving out a file of 0 bytes: a
+    worker creates its file and only then sizes it, and a scrape in between
+    (a worker's first call of a method, or a worker killed right then) made
+    the whole merge raise, so ``/metrics`` answered 500 (upstream
+    prometheus/client_python#1199). Such a file holds nothing yet."""
+
+    def __init__(self, registry: Any, path: str) -> None:
+        self._path = path
+        registry.register(self)
+
+    def collect(self) -> Any:
+        from prometheus_client.multiprocess import MultiProcessCollector
+
+        files = []
+        for f in glob.glob(os.path.join(self._path, "*.db")):
+            with contextlib.suppress(FileNotFoundError):
+                if os.path.getsize(f) > 0:
+                    files.append(f)
+        return MultiProcessCollector.merge(files, accumulate=True)
+
+
 def run_workers(settings: RulesSettings, workers: int) -> int:
     """Supervise ``workers`` server processes on one port until signalled."""
     ctx = multiprocessing.get_context("spawn")
@@ -125,10 +149,10 @@ def run_workers(settings: RulesSettings, workers: int) -> int:
         # the parent serves their sum.
         metrics_dir = tempfile.TemporaryDirectory(prefix="rules-metrics-")
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
-        from prometheus_client import CollectorRegistry, multiprocess
+        from prometheus_client import CollectorRegistry
 
         registry = CollectorRegistry()
-        multiprocess.MultiProcessCollector(registry, path=metrics_dir.name)
+        _WorkerFiles(registry, path=metrics_dir.name)
         metrics = start_metrics(settings, registry)
     reservation = _reserve_port(settings.host, settings.port)
     port = reservation.getsockname()[1]

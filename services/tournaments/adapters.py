@@ -25,7 +25,16 @@ from services.tournaments.model import (
     TC_PER_MOVE,
     TimeControl,
 )
-from services.tournaments.ports import MatchEnd, QueuedElsewhere, TicketEnd
+from services.tournaments.ports import (
+    END_DONE,
+    END_FINISHED,
+    END_MOVED,
+    END_UNSUPPORTED,
+    MatchEnd,
+    MatchNow,
+    QueuedElsewhere,
+    TicketEnd,
+)
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tabletop.matchmaking.v1 import matchmaking_pb2 as mm_pb2
 from tabletop.matchmaking.v1 import matchmaking_pb2_grpc as mm_pb2_grpc
@@ -130,6 +139,53 @@ class GrpcMatches:
             scores=tuple(reply.outcome.scores),
             reason=reply.outcome.reason,
         ), ()
+
+    async def snapshot(self, match_id: str) -> MatchNow:
+        reply = await self._call(self.stub.GetMatch, match_pb2.GetMatchRequest(match_id=match_id))
+        players = tuple(s.player for s in reply.seats)
+        if reply.status != match_pb2.MATCH_STATUS_FINISHED:
+            return MatchNow(None, tuple(reply.awaiting), reply.version, players)
+        end = MatchEnd(
+            players=players,
+            ranks=tuple(reply.outcome.ranks),
+            scores=tuple(reply.outcome.scores),
+            reason=reply.outcome.reason,
+        )
+        return MatchNow(end, (), reply.version, players)
+
+    async def end(
+        self,
+        match_id: str,
+        ranks: tuple[int, ...],
+        scores: tuple[float, ...],
+        reason: str,
+        key: str,
+        expected_version: int,
+    ) -> str:
+        request = match_pb2.EndMatchRequest(
+            match_id=match_id,
+            ranks=list(ranks),
+            scores=list(scores),
+            reason=reason,
+            idempotency_key=key,
+            expected_version=expected_version,
+        )
+        try:
+            await self._call(self.stub.EndMatch, request)
+        except grpc.aio.AioRpcError as e:
+            info = error_info(e)
+            why = info.reason if info is not None else ""
+            if e.code() == grpc.StatusCode.FAILED_PRECONDITION and why in (
+                "game_over",
+                "idempotency_key_reused",  # another replica ended it on another version
+            ):
+                return END_FINISHED
+            if e.code() == grpc.StatusCode.ABORTED:
+                return END_MOVED
+            if e.code() == grpc.StatusCode.UNIMPLEMENTED:
+                return END_UNSUPPORTED
+            raise
+        return END_DONE
 
     async def close(self) -> None:
         await self.channel.close()

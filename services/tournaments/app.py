@@ -82,6 +82,7 @@ from services.tournaments.model import (
     fold,
 )
 from services.tournaments.ports import (
+    END_UNSUPPORTED,
     BotJobs,
     MatchEnd,
     Matches,
@@ -159,6 +160,55 @@ def adjudication(players: tuple[str, ...], awaiting: tuple[int, ...]):
     ranks = tuple(last if s in waiting else 1 for s in range(len(players)))
     scores = tuple(0.0 if s in waiting else 1.0 for s in range(len(players)))
     return ranks, scores, False
+
+
+ADJUDICATION_REASON = "round_deadline"
+"""The ``EndMatch`` reason of a match ended by its round's deadline (the
+match service stores ``adjudicated:round_deadline`` as the outcome's reason)."""
+ADJUDICATED_PREFIX = "adjudicated:"
+END_ATTEMPTS = 5
+
+
+def result_event(
+    round_no: int,
+    table: int,
+    match_id: str,
+    end: MatchEnd,
+    awaiting: tuple[int, ...] | None = None,
+    finished_at: str = "",
+) -> Event:
+    """The event of a match of a round that has ended: ``MatchAdjudicated``
+    if the round deadline ended it (its outcome's reason
+    ``adjudicated:round_deadline``), with the ranks and scores the match
+    service stored; else ``MatchResultRecorded``, its real result.
+    ``awaiting``: the seats the rule was read with (else those ranked
+    after first: the same seats, unless void)."""
+    if end.reason == ADJUDICATED_PREFIX + ADJUDICATION_REASON:
+        void = len(set(end.ranks)) <= 1
+        if awaiting is None:
+            awaiting = () if void else tuple(s for s, r in enumerate(end.ranks) if r > 1)
+        return MatchAdjudicated(
+            round=round_no,
+            table=table,
+            match_id=match_id,
+            players=end.players,
+            ranks=end.ranks,
+            scores=end.scores,
+            void=void,
+            awaiting=tuple(sorted(awaiting)),
+            at_ms=now_ms(),
+        )
+    return MatchResultRecorded(
+        round=round_no,
+        table=table,
+        match_id=match_id,
+        players=end.players,
+        ranks=end.ranks,
+        scores=end.scores,
+        reason=end.reason,
+        finished_at=finished_at or end.finished_at,
+        at_ms=now_ms(),
+    )
 
 
 MAX_CLOCK_S = 7 * 24 * 3600.0
@@ -443,17 +493,7 @@ class TournamentApp:
             if where is None or t.recorded(match_id):
                 return None
             recorded = True
-            return MatchResultRecorded(
-                round=where[0],
-                table=where[1],
-                match_id=match_id,
-                players=end.players,
-                ranks=end.ranks,
-                scores=end.scores,
-                reason=end.reason,
-                finished_at=finished_at,
-                at_ms=now_ms(),
-            )
+            return result_event(where[0], where[1], match_id, end, None, finished_at)
 
         await self._command(tid, decide)
         log.info("result_recorded", tournament=tid, match=match_id, duplicate=not recorded)
@@ -574,48 +614,54 @@ class TournamentApp:
     async def _adjudicate(self, t: Tournament, round_no: int, table) -> None:
         """Decide a match its round's deadline caught unfinished: its real
         result if it has just ended, else the deadline rule
-        (``adjudication``). Appended once: only while the match id has no
-        result, with the expected sequence."""
+        (``adjudication``), which the match service is told first
+        (``EndMatch`` with the key ``<match key>:end`` and the version the
+        rule was read at), so the match ends there too and both say the same:
+        the event appended is then what the match service stored. A match that
+        ended in the meantime keeps its real result; one that moved is looked
+        at again. Appended once: only while the match id has no result, with
+        the expected sequence; a crash anywhere is taken over by whoever
+        advances next (the same key ends the match once)."""
         match_id = table.matches[-1]
-        end, awaiting = await self.matches.state(match_id)
+        key = match_key(t.id, round_no, table.table, len(table.matches)) + ":end"
+        now = await self.matches.snapshot(match_id)
         self._hit("before_adjudicate", round=round_no, table=table.table)
-        ranks, scores, void = adjudication(tuple(table.players), awaiting)
-        appended = False
+        awaiting: tuple[int, ...] | None = None
+        for _ in range(END_ATTEMPTS):
+            if now.end is not None:
+                break
+            awaiting = now.awaiting
+            ranks, scores, _void = adjudication(now.players, awaiting)
+            answer = await self.matches.end(
+                match_id, ranks, scores, ADJUDICATION_REASON, key, now.version
+            )
+            self._hit("after_end_match", round=round_no, table=table.table, answer=answer)
+            if answer == END_UNSUPPORTED:  # an older match service: the match runs on there
+                log.warning("end_match_unsupported", tournament=t.id, match=match_id)
+                break
+            now = await self.matches.snapshot(match_id)
+        else:
+            raise Aborted("too_much_contention", f"match {match_id} kept moving at its deadline")
+        end = now.end
+        if end is None:  # not ended at the match service: the rule, as read
+            assert awaiting is not None
+            ranks, scores, _void = adjudication(now.players, awaiting)
+            end = MatchEnd(now.players, ranks, scores, ADJUDICATED_PREFIX + ADJUDICATION_REASON)
+        appended: Event | None = None
 
         def decide(t: Tournament) -> Event | None:
             nonlocal appended
-            appended = False
+            appended = None
             if t.recorded(match_id):
                 return None
-            appended = True
-            if end is not None:  # it has just ended: its own result (no advance: we hold the lock)
-                return MatchResultRecorded(
-                    round=round_no,
-                    table=table.table,
-                    match_id=match_id,
-                    players=end.players,
-                    ranks=end.ranks,
-                    scores=end.scores,
-                    reason=end.reason,
-                    finished_at=end.finished_at,
-                    at_ms=now_ms(),
-                )
-            return MatchAdjudicated(
-                round=round_no,
-                table=table.table,
-                match_id=match_id,
-                players=tuple(table.players),
-                ranks=ranks,
-                scores=scores,
-                void=void,
-                awaiting=tuple(sorted(awaiting)),
-                at_ms=now_ms(),
-            )
+            # (no advance for a real result: we hold the lock)
+            appended = result_event(round_no, table.table, match_id, end, awaiting)
+            return appended
 
         await self._command(t.id, decide)
-        if appended and end is None:
+        if isinstance(appended, MatchAdjudicated):
             metrics.ADJUDICATED.inc()
-            log.info("match_adjudicated", tournament=t.id, match=match_id, void=void)
+            log.info("match_adjudicated", tournament=t.id, match=match_id, void=appended.void)
 
     # ---------------------------------------------- a race through the queue
     def race_due(self, t: Tournament) -> list[str]:
@@ -747,6 +793,11 @@ class TournamentApp:
         return match_id
 
     async def _start_round(self, t: Tournament, plan: RoundPaired) -> None:
+        # The sequence the decision was made at, read before any await: ``t``
+        # is the cached projection, which another coroutine of this process
+        # may fold newer events into meanwhile (a result recorded from a
+        # fact); appending at its later ``t.seq`` could start the round twice.
+        expected = t.seq
         started = time.perf_counter()
         sem = asyncio.Semaphore(self.config.create_concurrency)
 
@@ -768,7 +819,7 @@ class TournamentApp:
             stage=plan.stage,
             at_ms=now_ms(),
         )
-        await self._append(t.id, event, t.seq)
+        await self._append(t.id, event, expected)
         metrics.ROUND_START_SECONDS.observe(time.perf_counter() - started)
         log.info(
             "round_started",
@@ -779,6 +830,7 @@ class TournamentApp:
         )
 
     async def _rematch(self, t: Tournament, round_no: int, table) -> None:
+        expected = t.seq  # read before any await (see _start_round)
         game_no = len(table.matches) + 1
         players = list(reversed(table.players))  # the other player sits first
         match_id = await self._create(t, players, match_key(t.id, round_no, table.table, game_no))
@@ -790,7 +842,7 @@ class TournamentApp:
             match_id=match_id,
             at_ms=now_ms(),
         )
-        await self._append(t.id, event, t.seq)
+        await self._append(t.id, event, expected)
 
     # ============================================================= queries
     async def get(self, tournament_id: str) -> Tournament:

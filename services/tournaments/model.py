@@ -185,8 +185,11 @@ class MatchAdjudicated(msgspec.Struct, frozen=True, kw_only=True, tag="adjudicat
     """A match unfinished at its round's deadline, decided by the rule: the
     seats the game was waiting for rank last (score 0), the others share
     first (score 1); ``void`` (the game waited for every seat, or for none
-    that could be told): nobody scores a point for it. The match itself runs
-    on in the match service; its late result does not count here."""
+    that could be told): nobody scores a point for it. The match service was
+    told first (``EndMatch``) and ended the match with these ranks and
+    scores (outcome reason ``adjudicated:round_deadline``): this event is a
+    copy of what it stored. (Against a match service without ``EndMatch``,
+    the match runs on there and its late result does not count here.)"""
 
     round: int
     table: int

@@ -46,6 +46,41 @@ class Matches(Protocol):
         waits for now."""
         ...
 
+    async def snapshot(self, match_id: str) -> MatchNow:
+        """The match now: how it ended (None while it runs), the seats the
+        game waits for, its version and its players in seat order."""
+        ...
+
+    async def end(
+        self,
+        match_id: str,
+        ranks: tuple[int, ...],
+        scores: tuple[float, ...],
+        reason: str,
+        key: str,
+        expected_version: int,
+    ) -> str:
+        """End a running match with this result (the match service's
+        ``EndMatch``): ``END_DONE`` (ended, by this call or an earlier one
+        under ``key``), ``END_FINISHED`` (it had ended otherwise: nothing
+        changed), ``END_MOVED`` (it moved past ``expected_version``: look
+        again), ``END_UNSUPPORTED`` (a match service without ``EndMatch``)."""
+        ...
+
+
+END_DONE = "done"
+END_FINISHED = "finished"
+END_MOVED = "moved"
+END_UNSUPPORTED = "unsupported"
+
+
+@dataclass(frozen=True, slots=True)
+class MatchNow:
+    end: MatchEnd | None
+    awaiting: tuple[int, ...]
+    version: int
+    players: tuple[str, ...]
+
 
 @dataclass(frozen=True, slots=True)
 class TicketEnd:

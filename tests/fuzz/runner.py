@@ -51,6 +51,7 @@ from services.common.logging import configure_logging
 from services.common.ratelimit import LimitSettings, Rate
 from services.common.servers import NatsServer, ValkeyServer
 from services.match.cache import RedisProjectionCache
+from services.match.model import KIND_MOVE
 from services.match.rules_grpc import GrpcRules
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
@@ -497,7 +498,13 @@ class Fuzzer:
         state, events = start(game, len(first.players), options, first.entropy)
         if tuple(codec.json_encoder.encode(e).decode() for e in events) != first.events:
             return False
-        for c in commits[1:]:
+        for i, c in enumerate(commits[1:], start=1):
+            if c.kind != KIND_MOVE:
+                # a forfeit or a service's EndMatch: no move, no events, and
+                # nothing may follow it
+                if c.events or i != len(commits) - 1 or c.outcome is None:
+                    return False
+                continue
             move = codec.decode_move(c.move.encode())
             state, events = apply(game, state, c.seat, move, c.entropy)
             if tuple(codec.json_encoder.encode(e).decode() for e in events) != c.events:

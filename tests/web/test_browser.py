@@ -259,3 +259,35 @@ def test_a_turn_of_each_other_game_played_on_its_drawn_page(
     assert pieces >= 1, f"no drawn piece was ever clickable in {clicks} moves"
     assert not page.locator("#notice").inner_text(), page.locator("#notice").inner_text()
     assert not page.errors  # type: ignore[attr-defined]
+
+
+async def _end_as_tournament(stack: Stack, match_id: str) -> None:
+    """What a tournament's round deadline does: EndMatch with a service token."""
+    import grpc
+
+    from services.common.auth import AuthSettings, Tokens, bearer_metadata
+    from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+    token = Tokens(AuthSettings(secret=stack._secret())).issue(
+        "service:tournaments", role="service"
+    )
+    async with grpc.aio.insecure_channel(f"{stack.s.host}:{stack.s.match_port}") as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        await stub.EndMatch(
+            match_pb2.EndMatchRequest(
+                match_id=match_id, ranks=[1, 1], scores=[0, 0], reason="round_deadline",
+                idempotency_key=f"{match_id}:end",
+            ),
+            metadata=bearer_metadata(token),
+        )  # fmt: skip
+
+
+def test_a_match_ended_by_the_tournament_says_so(page_factory: Any, stack: Stack) -> None:
+    page, _frames = page_factory()
+    match_id = start_vs_bots(page, "dwarves_duel")
+    assert wait_turn_or_end(page) == "turn"
+    in_thread(_end_as_tournament(stack, match_id))
+    page.wait_for_selector("#outcome")
+    assert "ended by the tournament: round deadline" in page.locator("#outcome").inner_text()
+    assert "ended by the tournament: round deadline" in page.locator("#log").inner_text()
+    assert not page.errors  # type: ignore[attr-defined]

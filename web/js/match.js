@@ -13,6 +13,16 @@ export function clockText(ms) {
   return `${m}:${String(s % 60).padStart(2, "0")}`;
 }
 
+// How a finished match ended, in words. A match a service ended from outside
+// (EndMatch: the outcome's reason is "adjudicated:<reason>") says who ended it.
+export function endedText(reason) {
+  const r = reason || "";
+  if (!r.startsWith("adjudicated:")) return `ended by ${r.replace(/_/g, " ")}`;
+  const why = r.slice("adjudicated:".length);
+  if (why === "round_deadline") return "ended by the tournament: round deadline";
+  return `ended by the server: ${why.replace(/_/g, " ")}`;
+}
+
 export async function matchPage({ root, socket, me }, matchId) {
   const first = await api.match(matchId);
   const mod = await gameModule(first.game);
@@ -99,7 +109,7 @@ export async function matchPage({ root, socket, me }, matchId) {
         h("h3", {}, "Game over"),
         h("ol", {}, first.seats.map((p) => h("li", {},
           `${seatName(p.seat)}: rank ${o.ranks[p.seat] ?? "?"}${o.scores.length ? `, score ${o.scores[p.seat]}` : ""}`))),
-        o.reason ? h("p", { class: "muted" }, `ended by ${o.reason.replace(/_/g, " ")}`) : null,
+        o.reason ? h("p", { class: "muted" }, endedText(o.reason)) : null,
         h("p", {}, h("a", { href: `#/replay/${matchId}` }, "Replay this match"), " · ", h("a", { href: "#/" }, "Back to the lobby"))));
       return;
     }
@@ -181,7 +191,7 @@ export async function matchPage({ root, socket, me }, matchId) {
         const c = ctx();
         const who = f.seat === null || f.seat === undefined ? "" : `${seatName(f.seat)}${f.timeout ? " (out of time: played for them)" : ""}${f.forfeit ? " (forfeited)" : ""}: `;
         const text = f.events.map((e) => mod.describeEvent(e, catalog, c)).filter(Boolean);
-        const said = text.join("; ") || "moved";
+        const said = f.ended_by_service ? endedText(f.outcome && f.outcome.reason) : text.join("; ") || "moved";
         // a game's own words may already name the seat
         const prefix = who && !said.startsWith(seatName(f.seat)) ? who : "";
         log.prepend(h("li", { dataset: { version: String(f.version) } }, `${prefix}${said}`));

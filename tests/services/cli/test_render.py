@@ -114,3 +114,27 @@ def test_a_generic_move_leaves_empty_fields_out() -> None:
     line = Renderer(game).move_words(PlayCard(card="G12", payment=("d0", "d1")), None)
     assert line == "play card: card G12, payment d0, d1"
     assert msgspec.structs.asdict(PlayCard(card="G12"))["target"] == ""
+
+
+def test_a_match_ended_from_outside_reads_as_such(capsys) -> None:
+    from services.cli.main import MatchLog, ended_words
+    from tabletop.common.v1 import common_pb2
+    from tabletop.match.v1 import match_pb2
+
+    assert ended_words("adjudicated:round_deadline") == "ended by the tournament: round deadline"
+    assert ended_words("adjudicated:admin_call") == "ended by the server: admin call"
+    assert ended_words("three_in_a_row") == "ended by: three_in_a_row"
+    game = default_registry().get("tic_tac_toe")
+    log = MatchLog(renderer_for(game), full=False, summary=False, quiet=False)
+    log.commit(
+        match_pb2.MatchCommit(
+            version=4,
+            status=match_pb2.MATCH_STATUS_FINISHED,
+            outcome=common_pb2.Outcome(
+                ranks=[2, 1], scores=[0, 1], reason="adjudicated:round_deadline"
+            ),
+            ended_by_service=True,
+        )
+    )
+    assert log.lines == 1
+    assert "ended by the tournament: round deadline" in capsys.readouterr().out

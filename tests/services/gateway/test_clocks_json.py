@@ -28,3 +28,21 @@ def test_match_and_commit_json_carry_the_clocks() -> None:
     c = commit_dict(match_pb2.MatchCommit(version=3, clocks=clocks, timeout=True))
     assert c["timeout"] and not c["forfeit"] and len(c["clocks"]) == 2
     assert match_dict(match_pb2.GetMatchResponse())["clocks"] == []
+
+
+def test_a_commit_ended_by_a_service_says_so() -> None:
+    from tabletop.common.v1 import common_pb2
+
+    c = commit_dict(
+        match_pb2.MatchCommit(
+            version=7,
+            status=match_pb2.MATCH_STATUS_FINISHED,
+            outcome=common_pb2.Outcome(
+                ranks=[2, 1], scores=[0, 1], reason="adjudicated:round_deadline"
+            ),
+            ended_by_service=True,
+        )
+    )
+    assert c["ended_by_service"] and c["seat"] is None and not c["forfeit"]
+    assert c["outcome"]["reason"] == "adjudicated:round_deadline"
+    assert not commit_dict(match_pb2.MatchCommit(version=1))["ended_by_service"]

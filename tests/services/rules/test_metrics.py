@@ -3,6 +3,7 @@ several workers), then counted by status once called."""
 
 from __future__ import annotations
 
+import struct
 import time
 import urllib.request
 
@@ -63,3 +64,27 @@ def test_every_rpc_is_listed_at_start_and_counted_by_status(workers: int) -> Non
         assert got[series("NewGame", "OK")] == 0.0
         # health probes are not RPCs of the service
         assert not any("grpc.health" in k for k in got if k.startswith("tabletop_rpc"))
+
+
+def test_a_worker_file_not_yet_sized_does_not_fail_the_scrape(tmp_path) -> None:
+    """A worker creates its metrics file, then sizes it: a scrape in between
+    sees 0 bytes. The parent's collector serves the other workers' sums."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.mmap_dict import MmapedDict, mmap_key
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    from services.rules.server import _WorkerFiles
+
+    sized = MmapedDict(str(tmp_path / "counter_1.db"))
+    sized.write_value(mmap_key("jobs_total", "jobs_total", [], [], "jobs"), 3.0, 0.0)
+    sized.close()
+    (tmp_path / "counter_2.db").touch()  # the other worker, between create and size
+
+    upstream = CollectorRegistry()
+    MultiProcessCollector(upstream, path=str(tmp_path))
+    with pytest.raises(struct.error):  # what the library alone does with it
+        generate_latest(upstream)
+
+    ours = CollectorRegistry()
+    _WorkerFiles(ours, path=str(tmp_path))
+    assert "jobs_total 3.0" in generate_latest(ours).decode()

@@ -8,10 +8,14 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import msgspec
+import nats
 
+from services.match.model import KIND_ENDED, decode_commit
+from services.matchmaking.ratings import decode_fact, rated_seats
 from services.tournaments import formats
 from services.tournaments.adapters import GrpcMatches
-from services.tournaments.app import adjudication
+from services.tournaments.app import adjudication, result_event
 from services.tournaments.model import (
     MatchAdjudicated,
     MatchResultRecorded,
@@ -19,6 +23,7 @@ from services.tournaments.model import (
     RoundStarted,
     Table,
 )
+from services.tournaments.ports import MatchEnd
 from tabletop.tournaments.v1 import tournaments_pb2 as pb
 
 from .conftest import (
@@ -94,13 +99,38 @@ async def test_the_round_deadline_adjudicates_a_stalled_match(stack):
     assert rows[IDLE].points == 0 and rows[IDLE].played == 2
     assert t.standings[-1].player == IDLE
     assert sum(s.points for s in t.standings) == 4  # 4 matches, a point each (no void)
-    # the match itself runs on in the match service (no RPC ends one from
-    # outside); its late result would not count: the tournament is over
+    for e in judged:
+        await _ended_as_adjudicated(stack, e)
+
+
+async def _ended_as_adjudicated(stack, e: MatchAdjudicated) -> None:
+    """The match service ended the adjudicated match with the same result
+    (one final commit, ended by the service); its MatchFinished fact says so,
+    and the ratings consumer rates nobody for it."""
     matches = GrpcMatches(stack.match.address, TOKENS)
     try:
-        assert await matches.result(judged[0].match_id) is None
+        end = await matches.result(e.match_id)
     finally:
         await matches.close()
+    assert end is not None
+    assert (end.players, end.ranks, end.scores) == (e.players, e.ranks, e.scores)
+    assert end.reason == "adjudicated:round_deadline"
+    nc = await nats.connect(stack.nats_url)
+    try:
+        js = nc.jetstream()
+        last = decode_commit((await js.get_last_msg("MATCHES", f"match.{e.match_id}")).data)
+        info = await js.stream_info("MATCHES", subjects_filter=f"match.{e.match_id}")
+        msg = await js.get_last_msg("RESULTS", f"results.{e.match_id}")
+    finally:
+        await nc.close()
+    # one final commit: the match's last, ended by the service
+    assert (
+        last.kind == KIND_ENDED and last.version + 1 == info.state.subjects[f"match.{e.match_id}"]
+    )
+    fact = decode_fact(msg.data)
+    assert fact.reason == "adjudicated:round_deadline" and tuple(fact.ranks) == e.ranks
+    rateable = msgspec.structs.replace(fact, players=("alice", "bob"), bots=(False, False))
+    assert rated_seats(rateable) == []  # rated players or not: not rated
 
 
 async def test_a_replica_killed_at_the_adjudication_is_taken_over(stack):
@@ -116,8 +146,49 @@ async def test_a_replica_killed_at_the_adjudication_is_taken_over(stack):
     assert [type(e) for e in events[-1:]] == [RoundDeadlinePassed]  # died right after it
     second = await stack.replica()
     t = await finished(stack.stub(second), tid, timeout=60)
-    _check_once(await tournament_events(stack.nats_url, tid), 1)
+    (judged,) = _check_once(await tournament_events(stack.nats_url, tid), 1)
     assert {s.player: s.points for s in t.standings}[IDLE] == 0
+    await _ended_as_adjudicated(stack, judged)
+
+
+async def test_a_replica_killed_between_ending_the_match_and_the_event_is_taken_over(stack):
+    """Killed after EndMatch, before its append of MatchAdjudicated: the
+    match is ended at the match service, the tournament has no event for it.
+    The next replica finds it ended (GetMatch, or the MatchFinished fact
+    redelivered) and appends the adjudication the match service stored, once.
+    (The first replica's fact handling is made to fail, so the fact of the
+    ended match cannot be recorded there before the kill: it is redelivered
+    to the next one.)"""
+    first = await stack.replica()
+    stub = stack.stub(first)
+    tid = await _create(stub, 3.0, rounds=1)
+    await _field(stub, tid)
+    state = kill_at(first, "after_end_match")
+
+    async def no_facts(*_a, **_k):
+        raise RuntimeError("this replica records no facts")  # nak: redelivered later
+
+    first.app.record = no_facts  # only the sweep's own adjudication can record here
+    await stub.Start(pb.StartRequest(tournament_id=tid), metadata=ORGANISER)
+    await until(lambda: asyncio.sleep(0, state["dead"]), timeout=60)
+    await first.stop(0)
+    events = await tournament_events(stack.nats_url, tid)
+    # died right after EndMatch: the deadline passed, the match is not adjudicated here
+    # (the other table's finished match may have been recorded by the same sweep)
+    assert RoundDeadlinePassed in [type(e) for e in events]
+    assert not any(isinstance(e, MatchAdjudicated) for e in events)
+    (judged_id,) = [tb.match_id for e in events if isinstance(e, RoundStarted) for tb in e.tables
+                    if IDLE in tb.players]  # fmt: skip
+    matches = GrpcMatches(stack.match.address, TOKENS)
+    try:  # ended at the match service already
+        assert (await matches.result(judged_id)).reason == "adjudicated:round_deadline"
+    finally:
+        await matches.close()
+    second = await stack.replica()
+    t = await finished(stack.stub(second), tid, timeout=60)
+    (judged,) = _check_once(await tournament_events(stack.nats_url, tid), 1)
+    assert {s.player: s.points for s in t.standings}[IDLE] == 0
+    await _ended_as_adjudicated(stack, judged)
 
 
 async def test_bad_round_deadlines_are_refused(stack):
@@ -136,6 +207,21 @@ async def test_bad_round_deadlines_are_refused(stack):
     )
     listed = await stub.ListTournaments(pb.ListTournamentsRequest(), metadata=ORGANISER)
     assert list(listed.tournaments) == []
+
+
+def test_a_result_ended_by_the_round_deadline_is_the_adjudication():
+    players = ("p0", "p1")
+    e = result_event(1, 2, "m", MatchEnd(players, (2, 1), (0.0, 1.0), "adjudicated:round_deadline"))
+    assert isinstance(e, MatchAdjudicated) and (e.round, e.table, e.match_id) == (1, 2, "m")
+    assert (e.ranks, e.scores, e.awaiting, e.void) == ((2, 1), (0.0, 1.0), (0,), False)
+    void = result_event(
+        1, 1, "m", MatchEnd(players, (1, 1), (0.0, 0.0), "adjudicated:round_deadline")
+    )
+    assert isinstance(void, MatchAdjudicated) and void.void and void.awaiting == ()
+    played = result_event(1, 1, "m", MatchEnd(players, (1, 2), (1.0, 0.0), "three_in_a_row"))
+    assert isinstance(played, MatchResultRecorded) and played.reason == "three_in_a_row"
+    other = result_event(1, 1, "m", MatchEnd(players, (1, 2), (1.0, 0.0), "adjudicated:admin"))
+    assert isinstance(other, MatchResultRecorded)  # ended by someone else: its result as stored
 
 
 def test_the_adjudication_rule():
@@ -197,4 +283,5 @@ async def test_a_stalled_final_table_is_adjudicated_in_an_elimination_of_tables(
     assert judged.awaiting == (idle,) and not judged.void
     assert judged.ranks[idle] == 4 and sorted(judged.ranks) == [1, 1, 1, 4]
     assert t.standings[-1].player == IDLE and t.standings[-1].rank == 4
+    await _ended_as_adjudicated(stack, judged)
     assert {s.rank for s in t.standings[:3]} == {1, 2, 3}  # shared first place, then by seed
