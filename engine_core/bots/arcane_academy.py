@@ -13,6 +13,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from engine_core.games.arcane_academy import data
 from engine_core.games.arcane_academy.moves import (
     ArcaneMove,
@@ -55,8 +57,10 @@ _ITEM_USE_VALUE = {
 _ORDER = {data.SHARD: 0, data.WILL: 0, data.USE_ITEM: 1, data.ADD_TILE: 2, data.COMPLETE: 3}
 
 
+@functools.cache
 def tile_value(tile: str) -> float:
-    """How much a component's actions are worth, roughly, plus its links."""
+    """How much a component's actions are worth, roughly, plus its links (a
+    pure function of the game's data, computed once per tile)."""
     total = 0.0
     for part in data.PARTS[tile]:
         best = 0.0
@@ -67,6 +71,7 @@ def tile_value(tile: str) -> float:
     return total + 0.4 * bin(data.CONNECTORS[tile][0]).count("1")
 
 
+@functools.cache
 def card_value(card: str) -> float:
     d = data.design(card)
     return data.PP[d] * 3.0 + 2.0

@@ -7,6 +7,7 @@ Hammer, Sentinel/Cyclops conversions are taken late, Cerberus is always used.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from engine_core.games.dice_forge import data
@@ -46,7 +47,10 @@ def vec_value(vec) -> float:
     return sum(a * v for a, v in zip(vec, RES_VALUE, strict=True))
 
 
+@functools.cache
 def face_value(face: str) -> float:
+    """What a face yields per roll in glory-equivalents (a pure function of the
+    game's data, so computed once per face)."""
     f = data.FACES.get(face)
     if f is None:
         return 0.0
@@ -59,6 +63,7 @@ def face_value(face: str) -> float:
 
 class DiceForgeGreedy:
     name = "greedy"
+    _memo_worst: tuple[Any, float] | None = None  # (player, its worst face's value)
     standing_scale = 8.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
@@ -68,8 +73,9 @@ class DiceForgeGreedy:
     def choose(self, game: Any, state: State, seat: Seat, rng: Rng) -> Any:
         moves = game.legal_moves(state, seat)
         task = seat_task(state, seat)
-        best = max(self.value(state, seat, task, m) for m in moves)
-        top = [m for m in moves if self.value(state, seat, task, m) >= best - 1e-9]
+        values = [self.value(state, seat, task, m) for m in moves]
+        best = max(values)
+        top = [m for m, v in zip(moves, values, strict=True) if v >= best - 1e-9]
         return top[0] if len(top) == 1 else rng.choice(top)
 
     def rolls_left(self, state: State) -> float:
@@ -80,7 +86,12 @@ class DiceForgeGreedy:
 
     def worst_face(self, state: State, seat: Seat) -> float:
         p = state.players[seat]
-        return min(face_value(f) for die in p.dice for f in die if data.FACES[f].kind != data.BOAR)
+        memo = self._memo_worst
+        if memo is not None and memo[0] is p:
+            return memo[1]
+        worst = min(face_value(f) for die in p.dice for f in die if data.FACES[f].kind != data.BOAR)
+        self._memo_worst = (p, worst)  # replaced whole: safe for a bot shared by threads
+        return worst
 
     def value(self, state: State, seat: Seat, task: Any, move: Any) -> float:
         p = state.players[seat]

@@ -50,11 +50,31 @@ def _card_value(card_id: str) -> int:
 
 class DwarvesDuelGreedy:
     name = "greedy"
+    # One-entry memos of what every move of a decision asks about the same
+    # state (replaced whole, so a bot shared by threads stays correct).
+    _memo_faces: tuple[State, dict[str, str]] | None = None
+    _memo_units: tuple[State, Seat, int] | None = None
     standing_scale = 3.0  # a lead of this much in standing is a clear one
 
     def standing(self, state: State) -> tuple[float, ...]:
-        """Each seat's score now (the Victory Points in its display)."""
-        return tuple(float(x) for x in scores(state))
+        """Each seat's standing for a search cut short: the Victory Points in
+        its display, a VP card counted down by half the share of its HP already
+        lost (damage is progress towards defeating it), plus half a point per
+        two HP of Allies left and half a point per Support (they deal damage
+        and draw cards in the turns to come) and a fifth per Wild Card."""
+        out = []
+        for p in state.players:
+            v = 0.2 * p.wild
+            for dc in p.display:
+                card = CARDS[dc.card]
+                if card.type == VICTORY:
+                    v += card.vp * (1.0 - 0.5 * dc.damage / card.hp)
+                elif card.type == ALLY:
+                    v += 0.25 * (card.hp - dc.damage)
+                elif card.type == SUPPORT:
+                    v += 0.5
+            out.append(v)
+        return tuple(out)
 
     def choose(self, game, state: State, seat: Seat, rng: Rng):
         moves = legal_moves(state, seat)
@@ -133,7 +153,7 @@ class DwarvesDuelGreedy:
 
     def _payment_cost(self, s: State, payment: tuple[str, ...]) -> float:
         cost = 0.0
-        faces = dict(free_dice(s))
+        faces = self._faces(s)
         for u in payment:
             cost += 6.0 if u == WILD else (2.0 if faces.get(u) == WILD_FACE else 1.0)
         return cost
@@ -157,7 +177,7 @@ class DwarvesDuelGreedy:
         return -1.0  # EV_WILDFACE: only worth it as part of a plan
 
     def _activate(self, s: State, seat: Seat, move: ActivateAlly) -> float:
-        face = dict(free_dice(s)).get(move.unit)
+        face = self._faces(s).get(move.unit)
         unit_cost = 6.0 if move.unit == WILD else (2.0 if face == WILD_FACE else 0.0)
         if move.target == PILE:
             return self._pile_hit(s, seat) - unit_cost
@@ -168,8 +188,27 @@ class DwarvesDuelGreedy:
             return 15.0 + 2 * _card_value(dc.card) / remaining - unit_cost
         return -1.0
 
+    def _faces(self, s: State) -> dict[str, str]:
+        """The free dice's faces by die id (computed once per state: every
+        move of one decision asks)."""
+        memo = self._memo_faces
+        if memo is not None and memo[0] is s:
+            return memo[1]
+        faces = dict(free_dice(s))
+        self._memo_faces = (s, faces)
+        return faces
+
     def _units_for(self, s: State, seat: Seat) -> int:
-        """How many points this seat can still deal with its Allies this turn."""
+        """How many points this seat can still deal with its Allies this turn
+        (computed once per state and seat)."""
+        memo = self._memo_units
+        if memo is not None and memo[0] is s and memo[1] == seat:
+            return memo[2]
+        units = self._count_units(s, seat)
+        self._memo_units = (s, seat, units)
+        return units
+
+    def _count_units(self, s: State, seat: Seat) -> int:
         p = s.players[seat]
         triggers = set()
         for dc in p.display:

@@ -1,6 +1,7 @@
 from engine_core.bots import RandomBot, bot_for
 from engine_core.bots.dice_forge import DiceForgeGreedy
 from engine_core.games.dice_forge import GAME
+from engine_core.rng import Rng
 from engine_core.testing import playout
 
 
@@ -21,3 +22,31 @@ def test_greedy_plays_every_player_count() -> None:
     for players in (2, 3, 4):
         for seed in range(3):
             assert playout(GAME, players, seed, bots=greedy).outcome is not None
+
+
+def test_a_shared_greedy_bot_plays_as_a_fresh_one() -> None:
+    """The bot memoises per-player values: asked about another state in between
+    (as search rollouts and other matches do), it still chooses what a fresh
+    bot chooses in the same state with the same entropy."""
+    shared = DiceForgeGreedy()
+    probes = _states(3, 7)
+    probe, probe_seat = probes[len(probes) // 2]
+    for players in (2, 4):
+        for before, seat in _states(players, players):
+            fresh = DiceForgeGreedy().choose(GAME, before, seat, Rng(b"same"))
+            shared.choose(GAME, probe, probe_seat, Rng(b"probe"))
+            assert shared.choose(GAME, before, seat, Rng(b"same")) == fresh
+
+
+def _states(players: int, seed: int) -> list:
+    """(state, seat to move) before every step of a greedy game."""
+    seen: list = []
+    playout(
+        GAME,
+        players,
+        seed,
+        bots=DiceForgeGreedy(),
+        on_step=lambda before, step, _after: seen.append((before, step.seat)),
+    )
+    assert len(seen) > 20
+    return seen

@@ -54,3 +54,36 @@ def test_greedy_snipes_the_king_in_its_checkpoint():
     s, _ = play(s, E, PlayCard(card="E09", payment=("d0", "d1")))
     assert GAME.awaiting(s) == (G,)
     assert GREEDY.choose(GAME, s, G, Rng(b"")) == PlayTwist(card="G32", target="E09")
+
+
+def test_standing_counts_points_damage_and_allies():
+    """The search bot's cut-off evaluation: VP in the display, less for a VP
+    card already damaged, more for Allies still standing."""
+    bare = make_state(g_display=["G16"], e_display=["E16"])  # VP 4 (HP 4) each
+    assert GREEDY.standing(bare)[G] == GREEDY.standing(bare)[E] == 4.0
+    hurt = with_damage(bare, E, "E16", 2)
+    assert GREEDY.standing(hurt)[E] < GREEDY.standing(hurt)[G]
+    allied = make_state(g_display=["G16", "G04"], e_display=["E16"])  # G04: an Ally
+    assert GREEDY.standing(allied)[G] > GREEDY.standing(allied)[E]
+    assert GREEDY.standing(make_state())[G] == 0.0
+
+
+def test_a_shared_greedy_bot_plays_as_a_fresh_one():
+    """The bot memoises per-state values: asked about another state in between
+    (as search rollouts and other matches do), it still chooses the moves a
+    fresh bot chose in the same states."""
+    shared = DwarvesDuelGreedy()
+    probe = make_state(active=G, dice="13W", g_display=["G01"], e_display=["E16"])
+    for seed in range(3):
+        seen = _steps(seed)
+        assert len(seen) > 50
+        for before, step in seen:
+            shared.choose(GAME, probe, G, Rng(b""))
+            assert shared.choose(GAME, before, step.seat, Rng(b"")) == step.move
+
+
+def _steps(seed: int) -> list:
+    """(state, step) before every step of a greedy game."""
+    seen: list = []
+    playout(GAME, 2, seed, bots=DwarvesDuelGreedy(), on_step=lambda b, st, _a: seen.append((b, st)))
+    return seen
