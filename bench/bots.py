@@ -144,10 +144,10 @@ ITERATIONS = 16  # per decision: the stated budget
 ITERATIONS_BY_COUNT = {
     ("arcane_academy", 2): 32,
     ("arcane_academy", 3): 64,
-    ("arcane_academy", 4): 64,
+    ("arcane_academy", 4): 16,
     ("assault_of_the_giants", 3): 8,
     ("assault_of_the_giants", 4): 8,
-    ("assault_of_the_giants", 6): 8,
+    ("assault_of_the_giants", 6): 16,
     ("dice_forge", 2): 64,
     ("dice_forge", 3): 64,
     ("dice_forge", 4): 64,
@@ -170,11 +170,18 @@ FIRST = (
     ("arcane_academy", 4),
 )  # the order of a run's search games (the rest after them)
 ROLLOUT_MOVES = 30  # greedy moves per rollout before the standing is scored
+ROLLOUT_MOVES_BY_COUNT = {("arcane_academy", 4): 90}
+"""Games and counts whose rollouts run longer than ``ROLLOUT_MOVES`` before
+the standing is scored (docs/bots.md, "The rollout horizon")."""
 CHUNK = 10  # search games per task, so the processes share the work evenly
 
 
 def iterations_for(name: str, players: int) -> int:
     return ITERATIONS_BY_COUNT.get((name, players), ITERATIONS)
+
+
+def rollout_for(name: str, players: int) -> int:
+    return ROLLOUT_MOVES_BY_COUNT.get((name, players), ROLLOUT_MOVES)
 
 
 def search_counts(game: Any) -> list[int]:
@@ -186,7 +193,7 @@ def search_counts(game: Any) -> list[int]:
 def _search_task(args: tuple[str, int, int, int]) -> dict[str, Any]:
     name, n, start, stop = args
     game = default_registry().get(name)
-    return search_games(game, n, range(start, stop), iterations_for(name, n), ROLLOUT_MOVES)
+    return search_games(game, n, range(start, stop), iterations_for(name, n), rollout_for(name, n))
 
 
 def _natural_task(args: tuple[str, int, int]) -> dict[str, Any]:
@@ -238,6 +245,9 @@ def run(
             "iterations": ITERATIONS,
             "iterations_by_count": {f"{g}:{n}": i for (g, n), i in ITERATIONS_BY_COUNT.items()},
             "rollout_moves": ROLLOUT_MOVES,
+            "rollout_moves_by_count": {
+                f"{g}:{n}": m for (g, n), m in ROLLOUT_MOVES_BY_COUNT.items()
+            },
             **size,
         },
         "natural_ends": [],
@@ -259,7 +269,7 @@ def run(
                     {
                         "game": g,
                         "players": m,
-                        **summarise(m, ps, iterations_for(g, m), ROLLOUT_MOVES),
+                        **summarise(m, ps, iterations_for(g, m), rollout_for(g, m)),
                     }
                     for (g, m), ps in parts.items()
                     if ps and len(ps) * CHUNK < size["games"]
@@ -273,7 +283,7 @@ def run(
             r = {
                 "game": name,
                 "players": n,
-                **summarise(n, parts[(name, n)], iterations_for(name, n), ROLLOUT_MOVES),
+                **summarise(n, parts[(name, n)], iterations_for(name, n), rollout_for(name, n)),
             }
             out["search"].append(r)
             if on_progress is not None:
