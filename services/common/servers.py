@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -38,9 +39,50 @@ class ServerError(RuntimeError):
     """A server binary is missing, or the server did not come up."""
 
 
-def free_port(host: str = _HOST) -> int:
-    """A TCP port that was free a moment ago (the OS picks it)."""
+_LOW_PORT = 10_000
+_SLICES = 8
+_handed_out: set[int] = set()
+
+
+def _ephemeral_start() -> int:
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _bindable(host: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port(host: str = _HOST) -> int:
+    """A TCP port that was free a moment ago, for a server started next.
+
+    Taken below the kernel's ephemeral range where there is room: a port the
+    kernel hands out (to a ``bind`` to port 0 or to an outgoing connection)
+    is taken from that range, so between this call and the server's own
+    bind no other process can be given it, as happened to a stack's gateway
+    port on a busy machine. Each process (each test worker, by its xdist
+    name) draws from its own slice, and never hands out a port twice."""
+    start = _ephemeral_start()
+    if start - _LOW_PORT >= 2_000 * _SLICES:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+        index = int(worker[2:]) if worker[2:].isdigit() else os.getpid()
+        width = (start - _LOW_PORT) // _SLICES
+        lo = _LOW_PORT + (index % _SLICES) * width
+        offset = random.randrange(width)
+        for k in range(width):
+            port = lo + (offset + k) % width
+            if port not in _handed_out and _bindable(host, port):
+                _handed_out.add(port)
+                return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # the OS picks it
         s.bind((host, 0))
         return int(s.getsockname()[1])
 
