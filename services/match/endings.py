@@ -23,7 +23,6 @@ import math
 import re
 from dataclasses import dataclass
 
-import msgspec
 import structlog
 
 from engine_core.types import Outcome
@@ -34,17 +33,15 @@ from services.match.base import MAX_KEY_LENGTH
 from services.match.errors import BadRequest, IdempotencyKeyReused, StaleVersion
 from services.match.model import (
     KIND_ENDED,
-    Commit,
     MatchMeta,
     Projection,
     key_digest,
-    now_ms,
     request_digest,
     same_request,
 )
 from services.match.ports import AppendConflict
 from services.match.store import FINISHED_HEADERS
-from services.match.timers import Timeouts
+from services.match.timers import Timeouts, final_commit
 
 log = structlog.get_logger("tabletop.match.endings")
 
@@ -150,17 +147,11 @@ class Endings(Timeouts):
                 raise StaleVersion(
                     f"the match is at version {p.version}, not {expected_version}", p.version
                 )
-            commit = Commit(
-                version=p.version + 1,
-                kind=KIND_ENDED,
-                time_ms=max(now_ms(), p.time_ms),
-                entropy=b"",
-                events=(),
-                redacted=((),) * (seats + 1),
-                rules_version=p.meta.rules_version,
-                awaiting=(),
-                outcome=outcome,
-                clocks=clocks.after_end(p.clocks),
+            commit = final_commit(
+                p,
+                KIND_ENDED,
+                outcome,
+                clocks.after_end(p.clocks),
                 player=principal.subject,
                 key=digest,
                 request=request,
@@ -181,18 +172,7 @@ class Endings(Timeouts):
             if duplicate:  # the same end landed meanwhile (a retry racing the first)
                 p = await self._catch_up(p)
                 continue
-            new = msgspec.structs.replace(
-                p,
-                version=commit.version,
-                seq=seq,
-                awaiting=(),
-                outcome=outcome,
-                time_ms=commit.time_ms,
-                clocks=commit.clocks,
-            )
-            self._remember(new)
-            self.cache_writes.full(new)
-            await self._finished(p.meta, commit)
+            await self._settle_final(p, commit, seq)
             await self._unlist(match_id)
             metrics.MATCHES_ENDED.inc()
             log.info(

@@ -38,6 +38,7 @@ from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFo
 from nats.js.kv import KeyValue
 
 from engine_core.errors import EngineError
+from engine_core.types import Outcome
 from services.common.auth import ROLE_SERVICE, Principal
 from services.common.errors import ServiceError
 from services.common.standin import DEFAULT_BOT
@@ -212,6 +213,39 @@ class TimerSchedule:
         return list(out)
 
 
+def final_commit(
+    p: Projection,
+    kind: str,
+    outcome: Outcome,
+    clocks_after: Clocks | None,
+    *,
+    player: str,
+    key: str,
+    request: str,
+    seat: int | None = None,
+    timeout: bool = False,
+) -> Commit:
+    """A commit that ends the match with ``outcome`` and no move: no events,
+    nobody awaited, the next version of ``p``."""
+    return Commit(
+        version=p.version + 1,
+        kind=kind,
+        time_ms=max(now_ms(), p.time_ms),
+        entropy=b"",
+        events=(),
+        redacted=((),) * (len(p.meta.players) + 1),
+        rules_version=p.meta.rules_version,
+        awaiting=(),
+        outcome=outcome,
+        clocks=clocks_after,
+        seat=seat,
+        player=player,
+        key=key,
+        timeout=timeout,
+        request=request,
+    )
+
+
 class Timeouts(Writes):
     """The application's timer use cases: apply a fire, reconcile, and run
     both loops."""
@@ -295,34 +329,9 @@ class Timeouts(Writes):
         log.info("timeout_applied", match=p.meta.match_id, seat=seat, version=p.version + 1)
         return True
 
-    async def _forfeit(self, p: Projection, seat: int, key: str) -> bool:
-        match_id = p.meta.match_id
-        digest = key_digest(match_id, TIMER.subject, key)
-        seats = len(p.meta.players)
-        commit = Commit(
-            version=p.version + 1,
-            kind=KIND_FORFEIT,
-            time_ms=max(now_ms(), p.time_ms),
-            entropy=b"",
-            events=(),
-            redacted=((),) * (seats + 1),
-            rules_version=p.meta.rules_version,
-            awaiting=(),
-            outcome=clocks.forfeit_outcome(seats, seat),
-            clocks=clocks.after_forfeit(p.clocks, seat),
-            seat=seat,
-            player=TIMER.subject,
-            key=digest,
-            timeout=True,
-            request=request_digest("forfeit", seat),
-        )
-        try:
-            seq, _duplicate = await self._append(
-                match_id, commit, p.seq, f"{match_id}:{digest}", headers=FINISHED_HEADERS
-            )
-        except AppendConflict:
-            metrics.TIMEOUTS.labels("lost_race").inc()
-            return False
+    async def _settle_final(self, p: Projection, commit: Commit, seq: int) -> None:
+        """After a final commit (a forfeit, an end) is appended at ``seq``: the
+        projection remembered and cached, the MatchFinished fact published."""
         new = msgspec.structs.replace(
             p,
             version=commit.version,
@@ -335,6 +344,30 @@ class Timeouts(Writes):
         self._remember(new)
         self.cache_writes.full(new)
         await self._finished(p.meta, commit)
+
+    async def _forfeit(self, p: Projection, seat: int, key: str) -> bool:
+        match_id = p.meta.match_id
+        digest = key_digest(match_id, TIMER.subject, key)
+        seats = len(p.meta.players)
+        commit = final_commit(
+            p,
+            KIND_FORFEIT,
+            clocks.forfeit_outcome(seats, seat),
+            clocks.after_forfeit(p.clocks, seat),
+            player=TIMER.subject,
+            key=digest,
+            request=request_digest("forfeit", seat),
+            seat=seat,
+            timeout=True,
+        )
+        try:
+            seq, _duplicate = await self._append(
+                match_id, commit, p.seq, f"{match_id}:{digest}", headers=FINISHED_HEADERS
+            )
+        except AppendConflict:
+            metrics.TIMEOUTS.labels("lost_race").inc()
+            return False
+        await self._settle_final(p, commit, seq)
         metrics.TIMEOUTS.labels("forfeit").inc()
         log.info("seat_forfeited", match=match_id, seat=seat, version=commit.version)
         return True
