@@ -76,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     out["engine"] = engine.run(0.3 if quick else 2.0)
     console.print("[bold]grpc echo[/] ...")
     out["grpc_echo"] = grpc_echo.run(calls=300 if quick else 3000)
+    out["grpc_echo"]["stream"] = grpc_echo.run_stream(seconds=1.0 if quick else 3.0)
     console.print("[bold]storage floor[/] ...")
     out["floor"] = floor.run(moves=200 if quick else 2000)
     console.print("[bold]rules service[/] ApplyMove ...")
@@ -121,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         },
         "end_to_end_p50_over_floor_p50": e2e["p50_ms"] / fl["p50_ms"],
         "end_to_end_p99_over_floor_p99": e2e["p99_ms"] / fl["p99_ms"],
+        "end_to_end_play_p50_over_floor_p50": out["end_to_end"]["sequential_play"]["p50_ms"]
+        / fl["p50_ms"],
+        "end_to_end_play_p99_over_floor_p99": out["end_to_end"]["sequential_play"]["p99_ms"]
+        / fl["p99_ms"],
         "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
     }
     peer = out["boardgameio"]
@@ -131,6 +136,19 @@ def main(argv: list[str] | None = None) -> int:
         ratios["server_cpu_over_boardgameio"] = {
             str(r["loops"]): r["server_cpu_over_boardgameio"] for r in peer["runs"]
         }
+        # How many bare streamed echoes (one message read, one written) the
+        # match service's CPU per move on the play path is worth.
+        echo_us = {e["streams"]: e["server_cpu_us_per_echo"] for e in out["grpc_echo"]["stream"]}
+        ratios["match_cpu_per_move_play_over_stream_echo"] = {
+            str(r["loops"]): r["tabletop_play"]["cpu_ms_per_move"]["match"]
+            * 1000
+            / echo_us[1 if r["loops"] == 1 else 50]
+            for r in peer["runs"]
+            if "tabletop_play" in r
+        }
+        for path in ("_play", "_play_node"):
+            for key in (f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"):
+                ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
     out["ratios"] = ratios
     mm = out["matchmaking"]["pairing"]
     mm_seconds = mm["match_all_s"] * 10_000 / mm["tickets"]  # scaled in --quick runs
@@ -156,6 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         out["goals"]["match_cpu_le_0.6ms_per_move"] = {
             str(r["loops"]): goal(r["tabletop"]["cpu_ms_per_move"]["match"], 0.6)
             for r in peer["runs"]
+        }
+        out["goals"]["match_cpu_le_0.6ms_per_move_play"] = {
+            str(r["loops"]): goal(r["tabletop_play"]["cpu_ms_per_move"]["match"], 0.6)
+            for r in peer["runs"]
+            if "tabletop_play" in r
         }
     out["seconds"] = time.perf_counter() - started
 
@@ -184,7 +207,11 @@ def main(argv: list[str] | None = None) -> int:
     console.print(table)
     console.print(
         f"grpc echo 4 KB: p50 {out['grpc_echo']['p50_ms']:.3f} ms, "
-        f"p99 {out['grpc_echo']['p99_ms']:.3f} ms"
+        f"p99 {out['grpc_echo']['p99_ms']:.3f} ms; streamed echo, server CPU per echo: "
+        + ", ".join(
+            f"{e['server_cpu_us_per_echo']:.0f} us at {e['streams']} stream(s)"
+            for e in out["grpc_echo"]["stream"]
+        )
     )
     f = out["floor"]
     console.print(
@@ -200,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
         e = out[key]
         console.print(
             f"{key} ({e['rules']}): SubmitMove p50 {e['sequential']['p50_ms']:.2f} ms, "
-            f"p99 {e['sequential']['p99_ms']:.2f} ms; 64 matches at once: "
+            f"p99 {e['sequential']['p99_ms']:.2f} ms; PlayMatch p50 "
+            f"{e['sequential_play']['p50_ms']:.2f} ms, p99 {e['sequential_play']['p99_ms']:.2f} ms; "
+            "64 matches at once: "
             f"{e['concurrent']['moves_per_s']:.0f} moves/s"
         )
     if "runs" in peer:
@@ -216,14 +245,15 @@ def main(argv: list[str] | None = None) -> int:
             "ours CPU ms/move (match, rules, nats, valkey)",
         ):
             table.add_column(col, justify="right")
-        for r in peer["runs"]:
-            b, t = r["boardgameio"], r["tabletop"]
+        paths = ("", "_play", "_play_node")
+        for r, path in [(r, p) for r in peer["runs"] for p in paths if f"tabletop{p}" in r]:
+            b, t = r["boardgameio"], r[f"tabletop{path}"]
             c = t["cpu_ms_per_move"]
             table.add_row(
-                str(r["loops"]),
+                f"{r['loops']}{path.replace('_', ' ')}",
                 f"{b['moves_per_s']:.0f}",
                 f"{t['moves_per_s']:.0f}",
-                f"{r['throughput_over_boardgameio']:.2f}",
+                f"{r[f'throughput_over_boardgameio{path}']:.2f}",
                 f"{b['latency']['p50_ms']:.2f}/{b['latency']['p99_ms']:.2f}",
                 f"{t['latency']['p50_ms']:.2f}/{t['latency']['p99_ms']:.2f}",
                 f"{b['cpu_ms_per_move']['server']:.2f}",

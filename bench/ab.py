@@ -2,12 +2,14 @@
 the code, back to back in one run (alternating which goes first), so that the
 ratio of the two is measured under the same machine load.
 
-``python -m bench.ab BEFORE [AFTER] [--loops 50] [--seconds 5] [--repeat 3]``
+``python -m bench.ab BEFORE [AFTER] [--loops 50] [--seconds 5] [--repeat 3]
+[--path unary|play]``
 
 ``BEFORE`` and ``AFTER`` are git revisions (``AFTER`` defaults to the working
 tree as it is). Each revision is exported with ``git archive`` into a
 temporary folder (with this checkout's generated gRPC package); the clients
-are the same for both. Prints each pair and the median ratios (after ÷
+are the same for both, on the ``--path`` of ``bench.boardgameio`` (``unary``:
+``SubmitMove`` and ``WatchMatch``; ``play``: a ``PlayMatch`` stream per seat). Prints each pair and the median ratios (after ÷
 before) of moves/s and of CPU per move of each process.
 """
 
@@ -23,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.boardgameio import run_ours
+from bench.boardgameio import PATHS, run_ours
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loops", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--path", choices=PATHS, default="unary")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-ab-") as tmp:
         sources = {"before": export(args.before, Path(tmp) / "before")}
@@ -52,7 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         pairs: list[dict[str, Any]] = []
         for r in range(args.repeat):
             order = ("before", "after") if r % 2 == 0 else ("after", "before")
-            pair = {k: run_ours(args.loops, args.seconds, source=sources[k]) for k in order}
+            pair = {
+                k: run_ours(args.loops, args.seconds, source=sources[k], path=args.path)
+                for k in order
+            }
             pairs.append(pair)
             b, a = pair["before"], pair["after"]
             print(
@@ -68,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = {
         "loops": args.loops,
+        "path": args.path,
         "before": args.before,
         "after": args.after or "working tree",
         "moves_per_s_after_over_before": ratio(lambda x: x["moves_per_s"]),

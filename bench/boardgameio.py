@@ -13,8 +13,15 @@ moving only once its own live feed has shown the previous move.
   durable: a restart loses every match.
 * **Tabletop**: nats-server (JetStream, file storage), valkey, the rules
   service and the match service, each its own process; the clients are gRPC
-  clients in this process: ``CreateMatch``, a ``WatchMatch`` per seat, then
-  ``SubmitMove``; every move is acknowledged only once JetStream has it.
+  clients in this process, on one of two paths (``--path``, all by
+  default): ``unary``: ``CreateMatch``, a ``WatchMatch`` per seat, then
+  ``SubmitMove``; ``play``: ``CreateMatch``, then one ``PlayMatch`` stream
+  per seat that follows the match and carries the seat's moves (as a
+  boardgame.io client's one socket does). ``play_node`` is the play path
+  driven from one Node process (``tabletop_driver.js``, @grpc/grpc-js), as
+  boardgame.io's clients are: the same calls, with the clients' own CPU cost
+  that of the peer's runtime. Every way, every move is applied only once
+  JetStream has it.
 
 The npm packages are installed the first time into a cache folder
 (``$XDG_CACHE_HOME/tabletop/bench-boardgameio``, else ``~/.cache/...``), never
@@ -24,10 +31,16 @@ a message saying so.
 Per stack and ``G``: moves per second, the move latency (from sending a move
 until the next mover has seen it), and the server CPU per move of every
 server process, from ``/proc/<pid>/stat`` (user + system) deltas: CPU time is
-the figure the other work on a shared machine distorts least.
+the figure the other work on a shared machine distorts least. Also the
+clients' CPU per move (``client_cpu_ms_per_move``: this process, or the Node
+driver process), for both stacks: on one machine the clients' CPU is CPU the
+servers do not get.
 
-``python -m bench.boardgameio [--loops 1,10,50,200] [--seconds 5] [--repeat 1]``
-prints the figures as JSON.
+``python -m bench.boardgameio [--loops 1,10,50,200] [--seconds 5] [--repeat 1]
+[--path unary|play|play_node|all] [--only ours|peer]`` prints the figures as
+JSON; in ``run()``'s rows ``tabletop`` and ``throughput_over_boardgameio`` are
+the unary path, ``tabletop_play`` and ``throughput_over_boardgameio_play`` the
+play path, ``tabletop_play_node`` and ``..._play_node`` the play path from Node.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,7 +110,7 @@ def ensure_node_modules() -> Path:
 
 def node_versions(folder: Path) -> dict[str, str]:
     out = {"node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout}
-    for name in ("boardgame.io", "socket.io-client"):
+    for name in ("boardgame.io", "socket.io-client", "@grpc/grpc-js"):
         pkg = folder / "node_modules" / name / "package.json"
         out[name] = json.loads(pkg.read_text())["version"]
     return {k: v.strip() for k, v in out.items()}
@@ -140,15 +154,16 @@ def run_peer(folder: Path, loops: int, seconds: float) -> dict[str, Any]:
     proc, port, api_port = _start_peer(folder)
     try:
         _drive_peer(folder, port, api_port, 2, 0.5)  # warm up (JIT, sockets)
-        c0 = _cpu_s(proc.pid)
+        c0, d0 = _cpu_s(proc.pid), _children_cpu_s()
         figures = _drive_peer(folder, port, api_port, loops, seconds)
-        c1 = _cpu_s(proc.pid)
+        c1, d1 = _cpu_s(proc.pid), _children_cpu_s()
     finally:
         proc.terminate()
         proc.wait(15)
     moves = max(1, figures["moves"])
     figures["cpu_ms_per_move"] = {"server": (c1 - c0) * 1000 / moves}
     figures["cpu_ms_per_move"]["total_servers"] = figures["cpu_ms_per_move"]["server"]
+    figures["client_cpu_ms_per_move"] = (d1 - d0) * 1000 / moves  # the driver process
     return figures
 
 
@@ -229,6 +244,91 @@ class _Loops:
         }
 
 
+class _PlayLoops(_Loops):
+    """The same loops over ``PlayMatch``: one stream per seat, which both
+    follows the match and carries the seat's moves."""
+
+    async def game(self, players: list[str], meta: list[Any], latencies: list[int]) -> int:
+        created = await self.stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game=GAME, players=players), metadata=meta[0]
+        )
+        match_id = created.match_id
+        seen = [-1, -1]
+        changed = [asyncio.Event(), asyncio.Event()]
+        calls = [self.stub.PlayMatch(metadata=meta[s]) for s in (0, 1)]
+        opening = match_pb2.PlayRequest(open=match_pb2.PlayOpen(match_id=match_id))
+
+        async def follow(seat: int) -> None:
+            async for f in calls[seat]:
+                kind = f.WhichOneof("kind")
+                if kind == "commit":
+                    seen[seat] = f.commit.version
+                    changed[seat].set()
+                elif kind == "error":
+                    raise RuntimeError(f"move {f.ref} refused: {f.error.reason}")
+
+        async def until(seat: int, version: int) -> None:
+            while seen[seat] < version:
+                changed[seat].clear()
+                await changed[seat].wait()
+
+        for call in calls:
+            await call.write(opening)
+        watchers = [asyncio.ensure_future(follow(s)) for s in (0, 1)]
+        await until(0, 0)
+        await until(1, 0)
+        for i, move in enumerate(self.moves):
+            seat = i % 2
+            t = time.perf_counter_ns()
+            await calls[seat].write(
+                match_pb2.PlayRequest(move=match_pb2.PlayMove(ref=str(i), move_json=move))
+            )
+            if i + 1 < len(self.moves):
+                await until(1 - seat, i + 1)
+            else:  # the last move: both streams end with the match
+                await asyncio.gather(*watchers)
+            latencies.append(time.perf_counter_ns() - t)
+        return len(self.moves)
+
+
+DRIVERS: dict[str, type[_Loops]] = {"unary": _Loops, "play": _PlayLoops}
+"""How our clients talk to the match service: ``unary``: ``SubmitMove`` and
+a ``WatchMatch`` per seat; ``play``: one ``PlayMatch`` stream per seat."""
+NODE_PLAY = "play_node"
+"""The ``play`` path driven from Node (``tabletop_driver.js``, @grpc/grpc-js)
+instead of this process: the clients in the same runtime as boardgame.io's."""
+PATHS = ("unary", "play", NODE_PLAY)
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU seconds of this process's waited-for children."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def _drive_ours_from_node(address: str, loops: int, seconds: float) -> dict[str, Any]:
+    """``tabletop_driver.js`` against the match service at ``address``."""
+    folder = ensure_node_modules()
+    tokens = Tokens(AuthSettings(secret=SECRET))
+    players = [
+        [[p, tokens.issue(p)] for p in (f"guest:bench-{k}-x", f"guest:bench-{k}-o")]
+        for k in range(loops)
+    ]
+    script = HERE / "tabletop_driver.js"
+    done = subprocess.run(
+        ["node", str(script), str(ROOT / "protos"), address, str(loops), str(seconds)],
+        input=json.dumps(players),
+        env=_node_env(folder),
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"the Node driver failed: {done.stderr.strip()[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def _profilers(pids: dict[str, int], folder: Path, seconds: float) -> list[subprocess.Popen[bytes]]:
     """py-spy recording the match and rules services for ``seconds`` (flame
     graphs ``<name>.svg`` and collapsed stacks ``<name>.txt`` in ``folder``)."""
@@ -254,10 +354,12 @@ def run_ours(
     env: dict[str, str] | None = None,
     profile: Path | None = None,
     source: Path | None = None,
+    path: str = "unary",
 ) -> dict[str, Any]:
     """Our stack on the workload; ``env``: extra settings of the services;
     ``profile``: a folder for py-spy profiles of the match and rules services;
-    ``source``: run the services from that checkout (default this one)."""
+    ``source``: run the services from that checkout (default this one);
+    ``path``: the clients' calls (``DRIVERS``, or ``NODE_PLAY``)."""
     cwd = None if source is None else str(source)
     saved = dict(os.environ)
     os.environ.update(env or {})
@@ -272,12 +374,20 @@ def run_ours(
                 "valkey": valkey.pid,
             }
             try:
-                asyncio.run(_Loops(address).run(2, 0.5))  # warm up
+                if path == NODE_PLAY:
+                    _drive_ours_from_node(address, 2, 0.5)  # warm up
+                else:
+                    asyncio.run(DRIVERS[path](address).run(2, 0.5))  # warm up
                 spies = _profilers(pids, profile, seconds) if profile else []
                 before = {k: _cpu_s(p) for k, p in pids.items()}
-                client0 = time.process_time()
-                figures = asyncio.run(_Loops(address).run(loops, seconds))
-                client = time.process_time() - client0
+                if path == NODE_PLAY:
+                    client0 = _children_cpu_s()
+                    figures = _drive_ours_from_node(address, loops, seconds)
+                    client = _children_cpu_s() - client0
+                else:
+                    client0 = time.process_time()
+                    figures = asyncio.run(DRIVERS[path](address).run(loops, seconds))
+                    client = time.process_time() - client0
                 after = {k: _cpu_s(p) for k, p in pids.items()}
                 for spy in spies:
                     spy.wait(60)
@@ -294,13 +404,21 @@ def run_ours(
     cpu["total_servers"] = sum(cpu.values())
     figures["cpu_ms_per_move"] = cpu
     figures["client_cpu_ms_per_move"] = client * 1000 / moves
+    figures["path"] = path
     return figures
 
 
 # ---------------------------------------------------------------- sweep
-def run(loops: tuple[int, ...] = LOOPS, seconds: float = 5.0, repeat: int = 1) -> dict[str, Any]:
+def run(
+    loops: tuple[int, ...] = LOOPS,
+    seconds: float = 5.0,
+    repeat: int = 1,
+    paths: tuple[str, ...] = PATHS,
+) -> dict[str, Any]:
     """Both stacks for each ``G`` (alternating which goes first), ``repeat``
-    times; the ratios of each pair measured back to back."""
+    times; the ratios of each pair measured back to back. Our stack once per
+    path: ``tabletop`` and the ratios without a suffix are the ``unary`` path,
+    ``tabletop_play`` and the ratios ending in ``_play`` the ``play`` path."""
     try:
         folder = ensure_node_modules()
     except Skipped as e:
@@ -308,22 +426,27 @@ def run(loops: tuple[int, ...] = LOOPS, seconds: float = 5.0, repeat: int = 1) -
     rows = []
     for r in range(repeat):
         for g in loops:
+            ours: dict[str, Any] = {}
             if (r + loops.index(g)) % 2 == 0:
                 peer = run_peer(folder, g, seconds)
-                ours = run_ours(g, seconds)
+                for path in paths:
+                    ours[path] = run_ours(g, seconds, path=path)
             else:
-                ours = run_ours(g, seconds)
+                for path in reversed(paths):
+                    ours[path] = run_ours(g, seconds, path=path)
                 peer = run_peer(folder, g, seconds)
-            rows.append(
-                {
-                    "loops": g,
-                    "boardgameio": peer,
-                    "tabletop": ours,
-                    "throughput_over_boardgameio": ours["moves_per_s"] / peer["moves_per_s"],
-                    "server_cpu_over_boardgameio": ours["cpu_ms_per_move"]["total_servers"]
-                    / peer["cpu_ms_per_move"]["server"],
-                }
-            )
+            row: dict[str, Any] = {"loops": g, "boardgameio": peer}
+            for path in paths:
+                suffix = "" if path == "unary" else f"_{path}"
+                row[f"tabletop{suffix}"] = ours[path]
+                row[f"throughput_over_boardgameio{suffix}"] = (
+                    ours[path]["moves_per_s"] / peer["moves_per_s"]
+                )
+                row[f"server_cpu_over_boardgameio{suffix}"] = (
+                    ours[path]["cpu_ms_per_move"]["total_servers"]
+                    / peer["cpu_ms_per_move"]["server"]
+                )
+            rows.append(row)
     return {
         "workload": "tic-tac-toe 9-move draw, create and join included, a live feed per seat",
         "seconds_per_run": seconds,
@@ -342,19 +465,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", type=Path, help="with --only ours: py-spy profiles of the services here"
     )
+    parser.add_argument(
+        "--path",
+        choices=(*PATHS, "all"),
+        default="all",
+        help="our clients' calls: unary (SubmitMove + WatchMatch per seat), "
+        "play (one PlayMatch stream per seat), play_node (the same from Node), or all",
+    )
     args = parser.parse_args(argv)
     loops = tuple(int(x) for x in args.loops.split(","))
+    paths = PATHS if args.path == "all" else (args.path,)
     if args.only == "ours":
         out: Any = [
-            run_ours(g, args.seconds, profile=args.profile and args.profile / f"G{g}")
+            run_ours(
+                g,
+                args.seconds,
+                profile=args.profile and args.profile / f"G{g}-{path}",
+                path=path,
+            )
             for g in loops
             for _ in range(args.repeat)
+            for path in paths
         ]
     elif args.only == "peer":
         folder = ensure_node_modules()
         out = [run_peer(folder, g, args.seconds) for g in loops for _ in range(args.repeat)]
     else:
-        out = run(loops, args.seconds, args.repeat)
+        out = run(loops, args.seconds, args.repeat, paths)
     print(json.dumps(out, indent=2))
     return 0
 

@@ -7,6 +7,8 @@ and drives it over gRPC from this process:
 
 * **sequential**: one match at a time, one move at a time; the latency of
   every ``SubmitMove`` as the client sees it (p50/p99);
+* **sequential_play**: the same over ``PlayMatch`` (a stream per seat): from
+  a move sent on its seat's stream until the frame answering it;
 * **concurrent**: 64 matches played at once (one coroutine each, one move at
   a time per match); the moves per second over the whole run.
 
@@ -77,8 +79,44 @@ class _Client:
         return len(script)
 
 
-async def _sequential(address: str, moves: int) -> dict[str, Any]:
-    client = _Client(address)
+class _PlayClient(_Client):
+    """The same games over ``PlayMatch``: one stream per seat; a move's
+    latency is from sending it on its seat's stream until the frame that
+    answers it (sent once its commit is in JetStream, as SubmitMove's reply)."""
+
+    async def play(self, script: list[tuple[int, str]], samples: list[int] | None) -> int:
+        created = await self.stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game=GAME, players=self.players), metadata=self.meta[0]
+        )
+        calls = [self.stub.PlayMatch(metadata=self.meta[s]) for s in (0, 1)]
+        for call in calls:
+            await call.write(
+                match_pb2.PlayRequest(open=match_pb2.PlayOpen(match_id=created.match_id))
+            )
+        for i, (seat, move) in enumerate(script):
+            ref = str(i)
+            t = time.perf_counter_ns()
+            await calls[seat].write(
+                match_pb2.PlayRequest(move=match_pb2.PlayMove(ref=ref, move_json=move))
+            )
+            while (frame := await calls[seat].read()).ref != ref:
+                if frame is grpc.aio.EOF:
+                    raise RuntimeError("the stream ended before the move's answer")
+            if samples is not None:
+                samples.append(time.perf_counter_ns() - t)
+            if frame.WhichOneof("kind") == "error":
+                raise RuntimeError(f"move refused: {frame.error.reason}")
+        for call in calls:  # each stream ends with the match
+            await call.done_writing()
+            while await call.read() is not grpc.aio.EOF:
+                pass
+        return len(script)
+
+
+async def _sequential(
+    address: str, moves: int, client_type: type[_Client] | None = None
+) -> dict[str, Any]:
+    client = (client_type or _Client)(address)
     scripts = _scripts(max(8, moves // 5))
     await client.play(scripts[0], None)  # warm up
     samples: list[int] = []
@@ -208,6 +246,8 @@ def run(
         rules = _start_rules(rules_workers) if remote_rules else None
         proc, address = _start_service(nats, valkey, rules[1] if rules else "")
         try:
+            p0, m0 = _cpu_s(proc.pid), _cpu_s(nats.pid)
+            sequential_play = asyncio.run(_sequential(address, moves, _PlayClient))
             c0, n0 = _cpu_s(proc.pid), _cpu_s(nats.pid)
             sequential = asyncio.run(_sequential(address, moves))
             c1, n1 = _cpu_s(proc.pid), _cpu_s(nats.pid)
@@ -222,6 +262,8 @@ def run(
     # warm-up and creations are included in the CPU figures (about 1 in 8 calls)
     sequential["service_cpu_ms_per_move"] = (c1 - c0) * 1000 / sequential["moves"]
     sequential["nats_cpu_ms_per_move"] = (n1 - n0) * 1000 / sequential["moves"]
+    sequential_play["service_cpu_ms_per_move"] = (c0 - p0) * 1000 / sequential_play["moves"]
+    sequential_play["nats_cpu_ms_per_move"] = (n0 - m0) * 1000 / sequential_play["moves"]
     concurrent["service_cpu_ms_per_move"] = (c2 - c1) * 1000 / max(1, concurrent["moves"])
     concurrent["nats_cpu_ms_per_move"] = (n2 - n1) * 1000 / max(1, concurrent["moves"])
     return {
@@ -230,6 +272,7 @@ def run(
         "cpus": os.cpu_count(),
         "load_average": os.getloadavg(),
         "sequential": sequential,
+        "sequential_play": sequential_play,
         "concurrent": concurrent,
     }
 

@@ -81,6 +81,15 @@ class MatchClient {
     return this.match.WatchMatch(request, metadata);
   }
 
+  /**
+   * A PlayMatch stream (a grpc-js ClientDuplexStream): write
+   * `{open: {match_id, include_view}}` first, then `{move: {ref, move_json, ...}}`;
+   * read PlayFrames (`kind`: "commit", "answer" or "error", `ref` naming the move).
+   */
+  playMatch(metadata) {
+    return this.match.PlayMatch(metadata);
+  }
+
   close() {
     this.auth.close();
     this.match.close();

@@ -10,7 +10,7 @@ from prometheus_client import start_http_server
 
 from services.bots.settings import BotSettings, env_name
 from services.bots.worker import BotWorker
-from services.common import eventloop
+from services.common import eventloop, heap
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import announce, configure_logging
 
@@ -20,6 +20,7 @@ async def _main(s: BotSettings) -> None:
     # Health checking only (probes), graceful stop on SIGTERM.
     server = GrpcServer(ServerConfig(host=s.grpc_host, port=s.grpc_port, grace_seconds=s.grace_s))
     port = await server.start()
+    heap.settle()
     metrics_port = None
     if s.metrics_port >= 0:
         httpd, _ = start_http_server(s.metrics_port, addr=s.grpc_host)

@@ -16,29 +16,29 @@ Beyond that a call fails with ``INVALID_ARGUMENT``:
   would answer with UNKNOWN.
 
 So no id, name or key of unbounded size reaches a store, a log line or an
-error message, whatever the RPC. ``BoundsInterceptor`` goes after
-``ErrorInterceptor`` (innermost), so its refusals become rich statuses.
+error message, whatever the RPC (a handler reading a request stream checks
+each message with ``check_message``). The server's ``RpcInterceptor``
+(``services.common.interceptor``) checks them last, after the guards, inside
+its error mapping, so its refusals become rich statuses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-import grpc
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from services.common.auth import MAX_PLAYER_ID_CHARS
 from services.common.errors import InvalidArgument
-from services.common.logging import wrap_handler
 
 __all__ = [
     "DEFAULT_REPEATED",
     "DEFAULT_STRING_CHARS",
     "JSON_STRING_CHARS",
-    "BoundsInterceptor",
     "Limits",
+    "check_message",
     "check_request",
 ]
 
@@ -142,6 +142,13 @@ def _safe(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]
     return deserialize
 
 
+def check_message(request: Any, limits: Limits = DEFAULT_LIMITS) -> None:
+    """What the interceptor checks of a request, for a handler that reads a
+    stream of them (the interceptor checks no message of a request stream:
+    the handler decides what a bad one ends, ``PlayMatch`` its one move)."""
+    _checked(request, limits)
+
+
 def _checked(request: Any, limits: Limits) -> None:
     if isinstance(request, _Undecodable):
         raise InvalidArgument(
@@ -150,48 +157,3 @@ def _checked(request: Any, limits: Limits) -> None:
         )
     if isinstance(request, Message):
         check_request(request, limits)
-
-
-class BoundsInterceptor(grpc.aio.ServerInterceptor):
-    """Checks every request message with ``check_request`` before its handler
-    (and turns bytes that do not decode into ``malformed_request``)."""
-
-    def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
-        self.limits = limits
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler.request_streaming:
-            return handler
-        method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            # wrapped once per method: the same handler each call, so the
-            # interceptors outside this one find their own wrapping cached too
-            return cached[1]
-        limits = self.limits
-
-        def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
-            if streaming:
-
-                def stream(request: Any, context: Any) -> Any:
-                    _checked(request, limits)
-                    return behavior(request, context)
-
-                return stream
-
-            async def unary(request: Any, context: Any) -> Any:
-                _checked(request, limits)
-                return await behavior(request, context)
-
-            return unary
-
-        wrapped = wrap_handler(handler, wrapper)
-        wrapped = wrapped._replace(request_deserializer=_safe(handler.request_deserializer))  # type: ignore[attr-defined]
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped

@@ -20,13 +20,14 @@ IllegalMove, NotYourTurn, GameOver,             FAILED_PRECONDITION
 anything else (a bug)                           INTERNAL, logged with its traceback
 ==============================================  ====================
 
-Servicers simply ``raise``; ``ErrorInterceptor`` turns the exception into the
-status. Clients read the details back with ``error_info(rpc_error)``.
+Servicers simply ``raise``; the server's ``RpcInterceptor``
+(``services.common.interceptor``) turns the exception into the status with
+``abort``. Clients read the details back with ``error_info(rpc_error)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import grpc
@@ -43,12 +44,11 @@ from engine_core.errors import (
     UnknownSeat,
 )
 from engine_core.registry import UnknownGame
-from services.common.logging import as_async_iter, bind, get_logger, wrap_handler
+from services.common.logging import bind, get_logger
 
 __all__ = [
     "DOMAIN",
     "Aborted",
-    "ErrorInterceptor",
     "FailedPrecondition",
     "InvalidArgument",
     "NotFound",
@@ -59,6 +59,7 @@ __all__ = [
     "Unavailable",
     "abort",
     "clip",
+    "error_fields",
     "error_info",
     "retry_info",
     "rich_status",
@@ -183,11 +184,9 @@ def rich_status(
     """A ``grpc.Status`` carrying ``google.rpc.Status`` with one ErrorInfo (and
     ``extra_details``, e.g. a ``RetryInfo``). The message and every metadata
     value are clipped, so no status echoes a long input."""
-    meta = {
-        clip(str(k), 64): clip(str(v), MAX_METADATA_CHARS)
-        for k, v in list((metadata or {}).items())[:MAX_METADATA_ENTRIES]
-    }
-    info = error_details_pb2.ErrorInfo(reason=clip(reason, 64), domain=DOMAIN, metadata=meta)
+    info = error_details_pb2.ErrorInfo(
+        reason=clip(reason, 64), domain=DOMAIN, metadata=_clipped(metadata)
+    )
     details = []
     for d in (info, *extra_details):
         detail = any_pb2.Any()
@@ -198,6 +197,24 @@ def rich_status(
             code=code.value[0], message=clip(message, MAX_MESSAGE_CHARS), details=details
         )
     )
+
+
+def _clipped(metadata: Mapping[str, str] | None) -> dict[str, str]:
+    return {
+        clip(str(k), 64): clip(str(v), MAX_METADATA_CHARS)
+        for k, v in list((metadata or {}).items())[:MAX_METADATA_ENTRIES]
+    }
+
+
+def error_fields(exc: BaseException) -> tuple[grpc.StatusCode, str, str, dict[str, str]]:
+    """``(status, reason, message, metadata)`` of ``exc`` exactly as ``abort``
+    would send them (``status_of``, clipped as in ``rich_status``), for an
+    error answered inside a stream's message rather than as the call's status
+    (``PlayMatch``). An INTERNAL one is logged with its traceback, as there."""
+    code, reason, message, metadata = status_of(exc)
+    if code is grpc.StatusCode.INTERNAL:
+        _log.error("unhandled_error", exc_info=exc)
+    return code, clip(reason, 64), clip(message, MAX_MESSAGE_CHARS), _clipped(metadata)
 
 
 async def abort(context: grpc.aio.ServicerContext, exc: BaseException) -> NoReturn:
@@ -241,56 +258,6 @@ def retry_info(error: grpc.RpcError | grpc.aio.AioRpcError) -> error_details_pb2
     return None
 
 
-# ------------------------------------------------------------ interceptor
 _PASS_THROUGH = (grpc.aio.AbortError, grpc.aio.UsageError)
-
-
-class ErrorInterceptor(grpc.aio.ServerInterceptor):
-    """Turns exceptions raised by handlers into rich statuses (see the table).
-
-    Put it after ``LoggingInterceptor`` so the log line sees the final status.
-    """
-
-    def __init__(self) -> None:
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]  # wrapped once per method, not once per call
-        wrapped = wrap_handler(handler, _mapped)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
-
-
-def _mapped(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
-    if streaming:
-
-        async def stream(request_or_iterator: Any, context: Any) -> AsyncIterator[Any]:
-            try:
-                async for item in as_async_iter(behavior(request_or_iterator, context)):
-                    yield item
-            except _PASS_THROUGH:
-                raise
-            except Exception as e:
-                await abort(context, e)
-
-        return stream
-
-    async def unary(request_or_iterator: Any, context: Any) -> Any:
-        try:
-            return await behavior(request_or_iterator, context)
-        except _PASS_THROUGH:
-            raise
-        except Exception as e:
-            await abort(context, e)
-
-    return unary
+"""What a wrapper of a handler lets through as it is rather than ``abort``-ing
+with it: the call already ended with a status, or the context was misused."""

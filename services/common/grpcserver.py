@@ -11,10 +11,10 @@
 
 Every server gets standard health checking (``grpc.health.v1.Health``: ``""``
 and each added service SERVING once started), server reflection, message size
-limits, and the interceptors (by default ``MetricsInterceptor``,
-``LoggingInterceptor``, ``ErrorInterceptor`` then ``BoundsInterceptor``:
-latency and status of every RPC in Prometheus, one log line per RPC,
-exceptions to rich statuses, every request field bounded).
+limits, and the interceptors (by default one ``RpcInterceptor``: latency and
+status of every RPC in Prometheus, one log line per RPC, exceptions to rich
+statuses, the guards such as rate limits, every request field bounded, all in
+one wrapper per method).
 
 Shutdown (SIGTERM, SIGINT or ``stop()``): health goes NOT_SERVING for every
 service first, then after ``drain_seconds`` (time for load balancers to notice)
@@ -36,10 +36,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1._async import HealthServicer
 from grpc_reflection.v1alpha import reflection
 
-from services.common.bounds import BoundsInterceptor
-from services.common.errors import ErrorInterceptor
-from services.common.logging import LoggingInterceptor, get_logger
-from services.common.metrics import MetricsInterceptor, methods_of
+from services.common.interceptor import Guard, RpcInterceptor
+from services.common.logging import get_logger
+from services.common.metrics import methods_of
 
 __all__ = [
     "ROUND_ROBIN",
@@ -124,19 +123,15 @@ class GrpcServer:
         config: ServerConfig = ServerConfig(),
         *,
         interceptors: Sequence[grpc.aio.ServerInterceptor] | None = None,
-        guards: Sequence[grpc.aio.ServerInterceptor] = (),
+        guards: Sequence[Guard] = (),
     ) -> None:
-        """``guards`` (rate limits, token checks) go between ``ErrorInterceptor``
-        and ``BoundsInterceptor`` in the default chain."""
+        """``guards`` (rate limits, token checks) run in the default
+        ``RpcInterceptor`` after the error mapping is set up and before the
+        bounds are checked. ``interceptors`` replaces that default (the metric
+        series of an ``RpcInterceptor`` among them are created at start)."""
         self.config = config
         if interceptors is None:
-            interceptors = (
-                MetricsInterceptor(),
-                LoggingInterceptor(),
-                ErrorInterceptor(),
-                *guards,
-                BoundsInterceptor(),
-            )
+            interceptors = (RpcInterceptor(guards=guards),)
         self._interceptors = tuple(interceptors)
         self.server = grpc.aio.server(
             interceptors=list(interceptors),
@@ -184,7 +179,7 @@ class GrpcServer:
         await self.server.start()
         self._port = port
         for interceptor in self._interceptors:
-            if isinstance(interceptor, MetricsInterceptor):
+            if isinstance(interceptor, RpcInterceptor):
                 interceptor.prepare(methods_of(self._services))
         serving = health_pb2.HealthCheckResponse.SERVING
         for name in ("", *self._services):

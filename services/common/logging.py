@@ -2,27 +2,28 @@
 
 Usage::
 
-    from services.common.logging import LoggingInterceptor, bind, configure_logging, get_logger
+    from services.common.logging import bind, configure_logging, get_logger
 
     configure_logging(service="rules")          # once, at start-up
-    server = grpc.aio.server(interceptors=[LoggingInterceptor()])
+    server = GrpcServer(ServerConfig())         # its RpcInterceptor writes the rpc lines
     ...
     # inside a servicer method: add fields to this RPC's log line
     bind(game="tic_tac_toe", seat=1, move="place_mark")
 
 Output is JSON lines when stdout is not a terminal (containers, supervisors) and
 coloured key=value text on a terminal; ``TABLETOP_LOG_FORMAT=json|console``
-forces one. ``LoggingInterceptor`` writes exactly one ``rpc`` line per call with
-``method``, ``code`` (the gRPC status name), ``duration_ms`` and whatever the
-handler ``bind``-ed (game, match, seat, version, move, outcome, ...), plus
-``reason`` when ``services.common.errors`` refused the call. Its level says
-who is at fault (``LEVEL_OF_CODE``): refusals of client input at info,
-authentication failures at warning, our own faults at error, calls the client
-cancelled at debug; successful polled reads (``READ_METHODS``: GetMatch, ...)
-at debug, one in ``TABLETOP_LOG_SAMPLE`` of them at info. Libraries' stdlib
-logging and Python warnings are rendered the same way. Observers
-(``LoggingInterceptor(observers=[fn])``, e.g. Prometheus metrics) get
-``fn(method, code, seconds, fields)`` right after the line.
+forces one. The server's ``RpcInterceptor`` (``services.common.interceptor``)
+writes exactly one ``rpc`` line per call (``log_rpc``) with ``method``,
+``code`` (the gRPC status name), ``duration_ms`` and whatever the handler
+``bind``-ed (game, match, seat, version, move, outcome, ...), plus ``reason``
+when ``services.common.errors`` refused the call. Its level says who is at
+fault (``LEVEL_OF_CODE``): refusals of client input at info, authentication
+failures at warning, our own faults at error, calls the client cancelled at
+debug; successful polled reads (``READ_METHODS``: GetMatch, ...) at debug,
+one in ``TABLETOP_LOG_SAMPLE`` of them at info. Libraries' stdlib logging and
+Python warnings are rendered the same way. Observers
+(``RpcInterceptor(observers=[fn])``, e.g. Prometheus metrics) get
+``fn(method, code, seconds, fields)`` right after the line (``notify``).
 
 Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 """
@@ -34,8 +35,7 @@ import json
 import logging
 import os
 import sys
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TextIO
 
 import grpc
@@ -43,7 +43,6 @@ import structlog
 from structlog.contextvars import bind_contextvars
 
 __all__ = [
-    "LoggingInterceptor",
     "RpcObserver",
     "announce",
     "bind",
@@ -137,6 +136,7 @@ def configure_logging(
     )
     structlog.contextvars.clear_contextvars()
     bind_contextvars(service=service, pid=os.getpid())
+    _RPC.reset()
     # Libraries' stdlib logging and Python's warnings become lines of the same
     # form (JSON in files), never plain text among the JSON lines.
     handler = logging.StreamHandler(stream)
@@ -232,54 +232,6 @@ RpcObserver = Callable[[str, str, float, dict[str, Any]], None]
 the fields bound during it (e.g. to update Prometheus metrics)."""
 
 
-class LoggingInterceptor(grpc.aio.ServerInterceptor):
-    """Binds ``method`` for the call and logs one line when it ends; then
-    calls each observer (errors in observers are logged, never raised)."""
-
-    def __init__(
-        self,
-        quiet_prefixes: Iterable[str] = QUIET_PREFIXES,
-        observers: Iterable[RpcObserver] = (),
-        *,
-        read_methods: Iterable[str] = READ_METHODS,
-        sample: int | None = None,
-    ) -> None:
-        self._quiet = tuple(quiet_prefixes)
-        self._observers = tuple(observers)
-        self._reads = frozenset(read_methods)
-        if sample is None:
-            sample = int(os.environ.get("TABLETOP_LOG_SAMPLE", "100"))
-        self._sample = max(0, sample)
-        self._samplers: dict[str, _Sampler] = {}
-        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
-
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
-        method = handler_call_details.method
-        cached = self._wrapped.get(method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]  # wrapped once per method, not once per call
-        quiet: Any = method.startswith(self._quiet)
-        if not quiet and method in self._reads:
-            quiet = self._samplers.get(method) or self._samplers.setdefault(
-                method, _Sampler(self._sample)
-            )
-        observers = self._observers
-
-        def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
-            return _logged(behavior, streaming, method, quiet, observers)
-
-        wrapped = wrap_handler(handler, wrapper)
-        self._wrapped[method] = (handler, wrapped)
-        return wrapped
-
-
 class _Sampler:
     """One in ``every`` successful calls of a read method is logged at info."""
 
@@ -299,81 +251,75 @@ class _Sampler:
         return False
 
 
-def _finish(
-    method: str,
-    quiet: Any,
-    started: float,
-    context: Any,
-    error: BaseException | None,
-    observers: tuple[RpcObserver, ...],
-) -> None:
-    code = code_name(context, error)
-    seconds = time.perf_counter() - started
-    duration_ms = round(seconds * 1000, 3)
+class _RpcLog:
+    """The logger of the ``rpc`` lines, resolved once per configuration.
+
+    ``get_logger`` hands back a lazy proxy that builds a new bound logger on
+    every call (so that ``configure_logging`` may be called again); per RPC
+    that cost more than the line itself when the level is off. This one is
+    built on first use after each ``configure_logging`` and asked whether a
+    level is on before the line's fields are put together."""
+
+    __slots__ = ("_logger", "_min_level")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self._logger: Any = None
+        self._min_level = 0
+
+    def logger(self) -> Any:
+        if self._logger is None:
+            logger = _log.bind()
+            enabled = getattr(logger, "get_effective_level", None)
+            self._min_level = enabled() if enabled is not None else 0
+            self._logger = logger
+        return self._logger
+
+    def write(self, level: str, method: str, code: str, seconds: float, **extra: Any) -> None:
+        logger = self._logger or self.logger()
+        if _LEVEL_NUMBERS[level] < self._min_level:
+            return
+        getattr(logger, level)(
+            "rpc", method=method, code=code, duration_ms=round(seconds * 1000, 3), **extra
+        )
+
+
+_LEVEL_NUMBERS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
+_LEVEL_NUMBERS["error"] = logging.ERROR
+_RPC = _RpcLog()
+
+
+def log_rpc(method: str, quiet: Any, code: str, seconds: float) -> None:
+    """The ``rpc`` line of a finished call, at the level its status calls for
+    (``quiet``: True for probes, a ``_Sampler`` for polled reads, else False)."""
     if quiet is True:
         level = "debug"
     else:
         level = LEVEL_OF_CODE.get(code, "info")
         if quiet and code == "OK":
             if quiet.take():
-                _log.info(
-                    "rpc", method=method, code=code, duration_ms=duration_ms, sample=quiet.every
-                )
-                level = ""
-            else:
-                level = "debug"
-    if level:
-        getattr(_log, level)("rpc", method=method, code=code, duration_ms=duration_ms)
-    if observers:
-        fields = structlog.contextvars.get_contextvars()
-        for observe in observers:
-            try:
-                observe(method, code, seconds, fields)
-            except Exception:
-                _log.exception("rpc_observer_failed", method=method)
+                _RPC.write("info", method, code, seconds, sample=quiet.every)
+                return
+            level = "debug"
+    _RPC.write(level, method, code, seconds)
 
 
-def _logged(
-    behavior: Callable[..., Any],
-    streaming: bool,
-    method: str,
-    quiet: Any,
-    observers: tuple[RpcObserver, ...],
-) -> Callable[..., Any]:
-    if streaming:
-
-        async def stream(request_or_iterator: Any, context: Any) -> AsyncIterator[Any]:
-            bind_contextvars(method=method)
-            started = time.perf_counter()
-            error: BaseException | None = None
-            try:
-                async for item in as_async_iter(behavior(request_or_iterator, context)):
-                    yield item
-            except BaseException as e:
-                error = e
-                raise
-            finally:
-                _finish(method, quiet, started, context, error, observers)
-
-        return stream
-
-    async def unary(request_or_iterator: Any, context: Any) -> Any:
-        bind_contextvars(method=method)
-        started = time.perf_counter()
-        error: BaseException | None = None
+def notify(observers: tuple[RpcObserver, ...], method: str, code: str, seconds: float) -> None:
+    """Call each observer with the fields bound during the call (errors are
+    logged, never raised)."""
+    fields = structlog.contextvars.get_contextvars()
+    for observe in observers:
         try:
-            return await behavior(request_or_iterator, context)
-        except BaseException as e:
-            error = e
-            raise
-        finally:
-            _finish(method, quiet, started, context, error, observers)
-
-    return unary
+            observe(method, code, seconds, fields)
+        except Exception:
+            _log.exception("rpc_observer_failed", method=method)
 
 
 # ------------------------------------------------------- handler wrapping
-# Shared with services.common.errors: wrap each behaviour of a method handler.
+# For the guards run as interceptors of their own (``services.common.guard``,
+# ``services.common.ratelimit``): wrap each behaviour of a method handler.
 
 Wrapper = Callable[[Callable[..., Any], bool], Callable[..., Any]]
 """``wrapper(behaviour, streams_responses) -> behaviour``; a wrapper of a

@@ -10,10 +10,14 @@ matchmaking and the rules client play and create at machine speed on purpose.
   rule and caller holding the theoretical arrival time, so ``N per S seconds``
   allows a burst of N and then one call every S/N seconds, exactly, across
   replicas (the script reads Redis's clock, not the replica's).
-* **Open streams** (``WatchMatch``, ``ReplayMatch``, ``WatchTicket``): a sorted
+* **Open streams** (``WatchMatch``, ``ReplayMatch``, ``PlayMatch``,
+  ``WatchTicket``): a sorted
   set per caller of the streams it holds, each with a lease renewed every few
   seconds by the replica serving it; a replica that dies leaks nothing for
   longer than the lease.
+
+The moves of a ``PlayMatch`` stream are counted by its handler
+(``submit_move_rate``), each as one ``SubmitMove`` call under the same key.
 
 Over a limit: ``RESOURCE_EXHAUSTED`` with reason ``rate_limited`` (metadata
 ``rule``, ``limit``) or ``too_many_streams`` (``limit``), and a
@@ -54,17 +58,19 @@ import redis.asyncio as redis
 import structlog
 from prometheus_client import Counter
 
-from services.common.auth import Tokens, is_bot
+from services.common.auth import Principal, Tokens, is_bot
 from services.common.errors import ResourceExhausted, ServiceError
 from services.common.logging import as_async_iter, wrap_handler
 
 __all__ = [
     "LimitSettings",
+    "MessageRate",
     "Rate",
     "RateLimitInterceptor",
     "RateLimiter",
     "match_rules",
     "matchmaking_rules",
+    "submit_move_rate",
 ]
 
 log = structlog.get_logger("tabletop.ratelimit")
@@ -331,7 +337,33 @@ def match_rules(s: LimitSettings) -> dict[str, _Rule]:
         "/tabletop.match.v1.MatchService/SubmitMove": _Rule("submit_move", s.submit_move),
         "/tabletop.match.v1.MatchService/WatchMatch": _Rule("streams"),
         "/tabletop.match.v1.MatchService/ReplayMatch": _Rule("streams"),
+        "/tabletop.match.v1.MatchService/PlayMatch": _Rule("streams"),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRate:
+    """A rate the handler of a stream counts itself, once per message (a
+    ``PlayMatch`` move counts as one ``SubmitMove`` call of the same caller,
+    on the same key): ``await check(principal)`` raises ``ResourceExhausted``
+    over the rate; exempt callers as for the interceptor."""
+
+    limiter: RateLimiter
+    rule: str
+    rate: Rate
+
+    async def check(self, principal: Principal) -> None:
+        settings = self.limiter.settings
+        if not settings.enabled:
+            return
+        if settings.exempt_services and (principal.is_service or is_bot(principal.subject)):
+            return
+        await self.limiter.check(self.rule, self.rate, f"sub:{principal.subject}")
+
+
+def submit_move_rate(limiter: RateLimiter) -> MessageRate:
+    """The ``SubmitMove`` rule, for the moves of a ``PlayMatch`` stream."""
+    return MessageRate(limiter, "submit_move", limiter.settings.submit_move)
 
 
 def matchmaking_rules(s: LimitSettings) -> dict[str, _Rule]:
@@ -350,8 +382,10 @@ def _peer_host(peer: str) -> str:
 
 @dataclass
 class RateLimitInterceptor(grpc.aio.ServerInterceptor):
-    """Applies ``rules`` (full method name -> rule) with ``limiter``. Put it
-    after ``ErrorInterceptor`` so a refusal becomes a rich status."""
+    """Applies ``rules`` (full method name -> rule) with ``limiter``. A guard
+    of the server's ``RpcInterceptor`` (``guards=``), whose error mapping makes
+    a refusal a rich status; as an interceptor of its own it goes after an
+    ``RpcInterceptor`` in the server's list, for the same reason."""
 
     limiter: RateLimiter
     tokens: Tokens
@@ -372,6 +406,53 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
                 return f"sub:{principal.subject}"
         return f"peer:{_peer_host(context.peer() or '')}"
 
+    def _rule(self, method: str) -> _Rule | None:
+        rule = self.rules.get(method)
+        return rule if rule is not None and self.limiter.settings.enabled else None
+
+    def unary_check(self, method: str) -> Callable[[Any, Any], Awaitable[None]] | None:
+        """The check before a unary call of ``method`` (None: not limited)."""
+        rule = self._rule(method)
+        if rule is None or rule.rate is None:
+            return None
+        limiter, caller_of, rate = self.limiter, self._caller, rule.rate
+
+        async def check(request: Any, context: Any) -> None:
+            caller = caller_of(rule, context.invocation_metadata(), context)
+            if caller is not None:
+                await limiter.check(rule.name, rate, caller)
+
+        return check
+
+    def stream_wrapper(
+        self, method: str
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]] | None:
+        """The wrapper of a response stream of ``method`` (None: not limited)."""
+        rule = self._rule(method)
+        if rule is None:
+            return None
+        limiter, caller_of = self.limiter, self._caller
+
+        def wrap(behavior: Callable[..., Any]) -> Callable[..., Any]:
+            async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                caller = caller_of(rule, context.invocation_metadata(), context)
+                if caller is None:
+                    async for item in as_async_iter(behavior(request, context)):
+                        yield item
+                    return
+                if rule.rate is not None:
+                    await limiter.check(rule.name, rule.rate, caller)
+                    async for item in as_async_iter(behavior(request, context)):
+                        yield item
+                    return
+                async with limiter.stream(caller):
+                    async for item in as_async_iter(behavior(request, context)):
+                        yield item
+
+            return stream
+
+        return wrap
+
     async def intercept_service(
         self,
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
@@ -379,38 +460,22 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
     ) -> grpc.RpcMethodHandler:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
-        rule = self.rules.get(method)
-        if handler is None or rule is None or not self.limiter.settings.enabled:
+        if handler is None or self._rule(method) is None:
             return handler
         cached = self._wrapped.get(method)
         if cached is not None and cached[0] is handler:
             return cached[1]  # wrapped once per method (the caller is read per call)
-        limiter, caller_of = self.limiter, self._caller
+        check, wrap = self.unary_check(method), self.stream_wrapper(method)
 
         def wrapper(behavior: Callable[..., Any], streaming: bool) -> Callable[..., Any]:
             if streaming:
-
-                async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
-                    caller = caller_of(rule, context.invocation_metadata(), context)
-                    if caller is None:
-                        async for item in as_async_iter(behavior(request, context)):
-                            yield item
-                        return
-                    if rule.rate is not None:
-                        await limiter.check(rule.name, rule.rate, caller)
-                        async for item in as_async_iter(behavior(request, context)):
-                            yield item
-                        return
-                    async with limiter.stream(caller):
-                        async for item in as_async_iter(behavior(request, context)):
-                            yield item
-
-                return stream
+                assert wrap is not None
+                return wrap(behavior)
+            if check is None:
+                return behavior
 
             async def unary(request: Any, context: Any) -> Any:
-                caller = caller_of(rule, context.invocation_metadata(), context)
-                if caller is not None and rule.rate is not None:
-                    await limiter.check(rule.name, rule.rate, caller)
+                await check(request, context)
                 return await behavior(request, context)
 
             return unary

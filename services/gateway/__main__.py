@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import sys
 
+from services.common import heap
 from services.common.logging import configure_logging
 from services.gateway import settings as settings_module
 from services.gateway.server import GatewayServer
@@ -16,6 +17,7 @@ from services.gateway.settings import GatewaySettings
 
 async def serve(settings: GatewaySettings) -> None:
     server = await GatewayServer(settings).start()
+    heap.settle()
     print(f"listening on {server.url}", flush=True)
     await server.serve_until_signal()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from services.common import eventloop
+from services.common import eventloop, heap
 from services.common.logging import announce, configure_logging
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
@@ -15,6 +15,7 @@ from services.match.settings import MatchSettings
 
 async def serve(settings: MatchSettings) -> None:
     server = await MatchServer(settings).start()
+    heap.settle()
     announce("listening", f"listening on {server.address}", address=server.address)
     await server.serve_until_signal()
 

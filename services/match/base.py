@@ -45,7 +45,7 @@ class AppConfig:
     allow_player_create: bool = True
     results_stream: str = "RESULTS"
     results_prefix: str = "results"
-    cache_write_interval_s: float = 0.02
+    cache_write_interval_s: float = 0.1
 
 
 class AppBase:

@@ -13,8 +13,9 @@ by a Lua script:
   moves are written at once, with all their keys), so an entry rebuilt from
   nothing never lacks a key.
 
-``put_many`` sends several writes (of any matches) in one pipeline: one
-round trip however many.
+``put_many`` sends several writes (of any matches) in one call of a script
+that makes each of them: one command and one round trip however many (the
+keys of one call may live anywhere only on a single Redis, not a cluster).
 
 Redis may lose everything at any time; a missing or stale entry is rebuilt
 from the stream by the application.
@@ -29,26 +30,57 @@ from redis.exceptions import NoScriptError, RedisError
 from engine_core.types import Outcome
 from services.match.model import Clocks, MatchMeta, Projection
 
-_PUT = """
-local cur = redis.call('HGET', KEYS[1], 'v')
-local v = tonumber(ARGV[2])
+_PUT_ONE = """
+local cur = redis.call('HGET', key, 'v')
+local v = tonumber(ARGV[o + 2])
 local ok
-if ARGV[1] == 'full' then
+if ARGV[o + 1] == 'full' then
   ok = (not cur) or tonumber(cur) < v
 else
-  ok = cur and tonumber(cur) == tonumber(ARGV[6])
+  ok = cur and tonumber(cur) == tonumber(ARGV[o + 6])
 end
 if ok then
-  redis.call('HSET', KEYS[1], 'v', ARGV[2], 'p', ARGV[3])
-  if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[4]) end
-  for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+  redis.call('HSET', key, 'v', ARGV[o + 2], 'p', ARGV[o + 3])
+  if ARGV[o + 4] ~= '' then redis.call('HSET', key, 'meta', ARGV[o + 4]) end
+  for i = o + 7, o + n, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
 end
 if cur or ok then
-  local ttl = tonumber(ARGV[5])
-  if ttl > 0 then redis.call('EXPIRE', KEYS[1], ttl) end
+  local ttl = tonumber(ARGV[o + 5])
+  if ttl > 0 then redis.call('EXPIRE', key, ttl) end
 end
+"""
+"""One write: of ``key``, arguments ``ARGV[o + 1]`` to ``ARGV[o + n]`` (mode,
+version, projection, meta, ttl, base version, then key and value pairs)."""
+
+_PUT = (
+    """
+local key, o, n = KEYS[1], 0, #ARGV
+"""
+    + _PUT_ONE
+    + """
 if ok then return 1 else return 0 end
 """
+)
+
+_PUT_MANY = (
+    """
+local out, at = {}, 1
+for k = 1, #KEYS do
+  local key, o, n = KEYS[k], at, tonumber(ARGV[at])
+  at = at + n + 1
+  local ok = false
+  do
+"""
+    + _PUT_ONE.replace("local ok\n", "")
+    + """
+  end
+  out[k] = ok and 1 or 0
+end
+return out
+"""
+)
+"""Several writes in one call: ARGV holds, per key, its count of arguments
+and then those arguments; the answer is one 1 or 0 per key."""
 
 
 class _Stored(msgspec.Struct, array_like=True, frozen=True):
@@ -72,6 +104,7 @@ class RedisProjectionCache:
         self.prefix = prefix
         self.ttl_s = ttl_s
         self._put = client.register_script(_PUT)
+        self._many_sha = client.register_script(_PUT_MANY).sha
         self._loaded = False
 
     def key(self, match_id: str) -> str:
@@ -121,24 +154,29 @@ class RedisProjectionCache:
     async def put_many(
         self, writes: list[tuple[Projection, dict[str, int] | None, int | None]]
     ) -> list[bool] | None:
-        """Several ``put(projection, new_keys, base=base)`` in one pipeline:
-        whether each applied, or ``None`` when Redis did not answer."""
-        # EVALSHA straight into the pipeline: redis-py's script objects would
-        # first ask SCRIPT EXISTS in a round trip of its own, every pipeline.
-        # The script is loaded once (and again after NOSCRIPT: a restarted or
-        # flushed Redis); the writes only move forward, so running them twice
-        # is harmless.
+        """Several ``put(projection, new_keys, base=base)`` in one script
+        call (one command, one round trip however many): whether each
+        applied, or ``None`` when Redis did not answer."""
+        # EVALSHA straight away: redis-py's script objects would first ask
+        # SCRIPT EXISTS in a round trip of its own, every call. The script
+        # is loaded once (and again after NOSCRIPT: a restarted or flushed
+        # Redis); the writes only move forward, so running them twice is
+        # harmless.
+        keys: list[str] = []
+        args: list[bytes | str | int] = []
+        for projection, new_keys, base in writes:
+            w = self._write(projection, new_keys, base)
+            keys += w["keys"]
+            args.append(len(w["args"]))
+            args += w["args"]
         try:
             for attempt in (0, 1):
                 if not self._loaded:
-                    await self.client.script_load(_PUT)
+                    await self.client.script_load(_PUT_MANY)
                     self._loaded = True
                 try:
-                    async with self.client.pipeline(transaction=False) as pipe:
-                        for projection, new_keys, base in writes:
-                            w = self._write(projection, new_keys, base)
-                            pipe.evalsha(self._put.sha, len(w["keys"]), *w["keys"], *w["args"])
-                        return [bool(r) for r in await pipe.execute()]
+                    applied = await self.client.evalsha(self._many_sha, len(keys), *keys, *args)
+                    return [bool(r) for r in applied]
                 except NoScriptError:
                     self._loaded = False
                     if attempt:

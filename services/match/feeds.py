@@ -13,7 +13,9 @@ the last one it handed out (deliveries seen twice are skipped by sequence).
 So a watch costs no consumer of its own (no consumer to create and delete per
 match, no per-match heartbeats), and a commit is delivered once per process.
 With several replicas, each replica's tap receives every commit (headers and
-body: a few hundred bytes).
+body: a few hundred bytes). The tap also hands every delivery, in order, to
+``Feeds.listener``: the ``MatchFinished`` relay (relay.py), which so costs no
+consumer and no message of its own.
 
 A ``Feed`` is one match's commits in this process, in order, handed to the
 queue of every watcher attached to it. ``Feeds.follow(match_id, after_seq)``
@@ -51,7 +53,7 @@ import asyncio
 import contextlib
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import nats.errors
@@ -61,9 +63,10 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js import api
 
+from services.common.mailbox import Mailbox
 from services.common.tasks import cancel_and_wait
 from services.match.model import Commit
-from services.match.store import JetStreamStore, StoreUnavailable
+from services.match.store import Inline, JetStreamStore, StoreUnavailable, delivery_sequences
 
 log = structlog.get_logger("tabletop.match.feeds")
 
@@ -90,7 +93,7 @@ class _Watcher:
     __slots__ = ("queue",)
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: Mailbox[Any] = Mailbox()
 
 
 class Feed:
@@ -269,14 +272,15 @@ class Tap:
         self.generation += 1
         generation = self.generation
 
-        async def on_msg(msg: Msg) -> None:
+        def on_msg(msg: Msg) -> None:
             if generation == self.generation:  # else a consumer being replaced
                 self._on_msg(msg)
 
         self.cseq = 0  # before any delivery of the new consumer can come
         self._seen = time.monotonic()
         inbox = self.nc.new_inbox()
-        sub = await self.nc.subscribe(inbox, cb=on_msg)
+        # handled in nats-py's read loop (every step is synchronous)
+        sub = await self.nc.subscribe(inbox, future=Inline(on_msg))  # type: ignore[arg-type]
         config = api.ConsumerConfig(
             deliver_subject=inbox,
             deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
@@ -354,24 +358,27 @@ class Tap:
             if last is not None and int(last) != self.cseq:
                 self._request_reset("heartbeat ahead")
             return
-        try:
-            seq = msg.metadata.sequence
-        except Exception:  # not a JetStream delivery
+        seqs = delivery_sequences(msg.reply)
+        if seqs is None:  # not a JetStream delivery
             return
-        if seq.consumer != self.cseq + 1:
+        sseq, cseq = seqs
+        if cseq != self.cseq + 1:
             self._request_reset("gap")
             return
-        self.cseq = seq.consumer
-        if seq.stream <= self.sseq:
+        self.cseq = cseq
+        if sseq <= self.sseq:
             return
-        self.sseq = seq.stream
+        self.sseq = sseq
         match_id = msg.subject[len(self.prefix) :]
+        listener = self.feeds.listener
+        if listener is not None:
+            listener(sseq, match_id, headers)
         feed = self.feeds._feeds.get(match_id)
         if feed is not None:
-            feed.offer(seq.stream, msg.data)
+            feed.offer(sseq, msg.data)
         else:
             dropped = self.dropped
-            dropped[match_id] = seq.stream
+            dropped[match_id] = sseq
             dropped.move_to_end(match_id)
             if len(dropped) > _DROPPED:
                 dropped.popitem(last=False)
@@ -397,6 +404,9 @@ class Feeds:
         """Feeds started at a match's creation, before any watcher (oldest first)."""
         self.tap: Tap | None = None
         self._tap_lock = asyncio.Lock()
+        self.listener: Callable[[int, str, dict[str, str] | None], None] | None = None
+        """Called with every delivery of the tap, in stream order (sequence,
+        match id, headers): the ``MatchFinished`` relay (see relay.py)."""
 
     def __len__(self) -> int:
         return len(self._feeds)

@@ -7,23 +7,31 @@ summary. Beside it, the stream ``<bucket>_ACTIVE`` holds one message
 (the same summary) per match still active, on ``active.<match id>``, purged
 when the match finishes: what the active and stalled match gauges scan, in
 one read that never grows with the finished matches. Both are written when a
-match is created and when it finishes, never on the per-move path.
+match is created and when it finishes, never on the per-move path. The
+bucket also holds the ``MatchFinished`` relay's cursor, key ``relay.cursor``
+(see relay.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable
-from typing import Any
 
 import msgspec
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BadRequestError, BucketNotFoundError, NotFoundError
+from nats.js.errors import (
+    APIError,
+    BadRequestError,
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    NotFoundError,
+)
 from nats.js.kv import KeyValue
 
 from services.common.auth import is_bot
 from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, MatchMeta, rfc3339
+from services.match.store import AckInbox, _pub_ack
 
 
 class MatchSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,6 +55,13 @@ class MatchFinished(msgspec.Struct, frozen=True, kw_only=True):
     finished_at: str
 
 
+class IndexWriteError(Exception):
+    """A write of the index that JetStream did not acknowledge, or refused."""
+
+
+RELAY_CURSOR_KEY = "relay.cursor"
+"""The key of the ``MatchFinished`` relay's cursor (no player key looks like it)."""
+
 _json = msgspec.json.Encoder()
 _summary = msgspec.json.Decoder(MatchSummary)
 
@@ -57,13 +72,20 @@ def _player_token(player: str) -> str:
 
 class MatchIndex:
     def __init__(
-        self, js: JetStreamContext, bucket: str = "MATCH_INDEX", replicas: int = 1
+        self,
+        js: JetStreamContext,
+        bucket: str = "MATCH_INDEX",
+        replicas: int = 1,
+        timeout_s: float = 5.0,
     ) -> None:
+        """``timeout_s``: how long a write waits for its ack."""
         self.js = js
         self.bucket = bucket
         self.replicas = replicas
         self._kv: KeyValue | None = None
         self.active_stream = f"{bucket}_ACTIVE"
+        self.timeout_s = timeout_s
+        self._acks = AckInbox(js._nc)
 
     async def open(self) -> None:
         try:
@@ -100,20 +122,68 @@ class MatchIndex:
             created_at=rfc3339(meta.created_ms),
         )
         data = _json.encode(summary)
-        # All at once: one flush to NATS, one round trip of waiting.
-        writes: list[Awaitable[Any]] = [
-            self._kv.put(f"p.{_player_token(player)}.{meta.match_id}", data)
+        # All at once: one flush to NATS, one round trip of waiting. The
+        # bucket's keys and the active message are published on one wildcard
+        # ack inbox and awaited together (no task and no request per write,
+        # the acks parsed by msgspec), as the store's appends are; the same
+        # messages ``KeyValue.put`` and ``JetStreamContext.publish`` send.
+        pre = self._kv._pre  # the bucket's subject prefix, ``$KV.<bucket>.``
+        puts: list[tuple[str, dict[str, str] | None]] = [
+            (f"{pre}p.{_player_token(player)}.{meta.match_id}", None)
             for player in dict.fromkeys(meta.players)
         ]
         if status == STATUS_ACTIVE:
-            writes.append(
-                self.js.publish(f"active.{meta.match_id}", data, stream=self.active_stream)
-            )
+            puts.append((f"active.{meta.match_id}", {"Nats-Expected-Stream": self.active_stream}))
+            await self._publish(puts, data)
         else:
-            writes.append(
-                self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}")
+            await asyncio.gather(
+                self._publish(puts, data),
+                self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}"),
             )
-        await asyncio.gather(*writes)
+
+    async def _publish(self, puts: list[tuple[str, dict[str, str] | None]], data: bytes) -> None:
+        """Publish ``data`` on each subject (with its headers) and wait for
+        every ack: ``IndexWriteError`` if one is missing or a refusal."""
+        acks = self._acks
+        if acks.prefix is None:
+            await acks.open()
+        nc = acks.nc
+        waits = [acks.wait(self.timeout_s) for _ in puts]
+        try:
+            for (subject, headers), (reply, _answer) in zip(puts, waits, strict=True):
+                await nc.publish(subject, data, reply=reply, headers=headers)
+            for (subject, _headers), (_reply, answer) in zip(puts, waits, strict=True):
+                msg = await answer
+                if msg is None:
+                    raise IndexWriteError(f"{subject}: JetStream did not acknowledge: timeout")
+                if msg.headers and msg.headers.get("Status") == "503":
+                    raise IndexWriteError(f"{subject}: no responders")
+                try:
+                    ack = _pub_ack.decode(msg.data)
+                except msgspec.DecodeError as e:
+                    raise IndexWriteError(f"{subject}: JetStream answered {e}") from None
+                if ack.error is not None:
+                    raise IndexWriteError(
+                        f"{subject}: JetStream refused: {ack.error.code} "
+                        f"{ack.error.err_code} {ack.error.description}"
+                    )
+        finally:
+            for reply, answer in waits:
+                if not answer.done():
+                    acks.forget(reply)
+
+    async def relay_cursor(self) -> int | None:
+        """The ``MatchFinished`` relay's cursor (see relay.py), None if unset."""
+        assert self._kv is not None
+        try:
+            entry = await self._kv.get(RELAY_CURSOR_KEY)
+        except (KeyNotFoundError, KeyDeletedError):
+            return None
+        return int(entry.value) if entry.value else None
+
+    async def set_relay_cursor(self, seq: int) -> None:
+        assert self._kv is not None
+        await self._kv.put(RELAY_CURSOR_KEY, str(seq).encode())
 
     async def active(self) -> list[MatchSummary]:
         """Every match still active (one read of the active stream)."""

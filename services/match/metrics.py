@@ -10,6 +10,9 @@ SUBMIT_SECONDS = Histogram(
     ["result"],
     buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0, 5.0),
 )
+SUBMITTED = {v: SUBMIT_SECONDS.labels(v) for v in ("active", "finished")}
+"""``SUBMIT_SECONDS`` of the moves applied (the match's status after them),
+bound once; a refusal's reason is looked up with ``labels``."""
 APPEND_CONFLICTS = Counter(
     "tabletop_match_append_conflicts_total",
     "Appends that met another commit first (JetStream 10071)",
@@ -28,10 +31,10 @@ CATCH_UPS = Counter(
 )
 MATCHES_CREATED = Counter("tabletop_match_created_total", "Matches created")
 MATCHES_FINISHED = Counter("tabletop_match_finished_total", "Matches finished")
-WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch streams opened")
+WATCHERS = Counter("tabletop_match_watch_streams_total", "WatchMatch and PlayMatch streams opened")
 WATCHERS_CONNECTED = Gauge(
     "tabletop_match_watchers_connected",
-    "WatchMatch streams open now in this process, by who watches: a seated "
+    "WatchMatch and PlayMatch streams open now in this process, by who watches: a seated "
     "player, a bot (the bot worker follows each of its matches until it ends, "
     "so a match a person left keeps its bot watching), a service, a spectator",
     ["viewer"],
@@ -42,6 +45,9 @@ PROJECTION_LOOKUPS = Counter(
     "Projections loaded, by where they were found (memory, redis, stream)",
     ["source"],
 )
+LOOKUPS = {v: PROJECTION_LOOKUPS.labels(v) for v in ("memory", "redis", "stream")}
+"""The lookup counters by source, bound once (``labels`` costs a lock and a
+tuple per call; ``load`` runs once per move)."""
 TIMEOUTS = Counter(
     "tabletop_match_timeouts_total",
     "Turn clocks that ran out, by what the server did "

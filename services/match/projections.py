@@ -32,12 +32,12 @@ class Projections(AppBase):
             p = await self.cache.get(match_id)
             if p is None:
                 p = await self._rebuild(match_id)
-                metrics.PROJECTION_LOOKUPS.labels("stream").inc()
+                metrics.LOOKUPS["stream"].inc()
             else:
-                metrics.PROJECTION_LOOKUPS.labels("redis").inc()
+                metrics.LOOKUPS["redis"].inc()
             self._remember(p)
         else:
-            metrics.PROJECTION_LOOKUPS.labels("memory").inc()
+            metrics.LOOKUPS["memory"].inc()
         if fresh:
             last = await self._store(self.store.last_seq(match_id))
             if last > p.seq:

@@ -2,6 +2,10 @@
 
 One call per port method: ``setup`` -> NewGame, ``decide`` -> ApplyMove,
 ``evolve`` -> Fold, ``view`` -> View, ``default_move`` -> DefaultMove. Every call has the client's deadline.
+With ``streams`` > 0 (``TABLETOP_RULES_STREAMS``, default 2) ``decide`` goes over
+that many long-lived ApplyMoves streams, calls batched and multiplexed
+(``services.rules.client.MoveStreams``); a broken stream's calls are sent
+again on a fresh one, and the answers are the same as ApplyMove's.
 A rules service that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED) is
 ``RulesUnavailable``; its rejections (malformed move, illegal move, unknown
 game...) pass through with their status and reason.
@@ -34,11 +38,20 @@ def _decision(played: Played) -> Decision:
 
 class GrpcRules:
     def __init__(
-        self, target: str, *, timeout_s: float = 2.0, token: ServiceToken | None = None
+        self,
+        target: str,
+        *,
+        timeout_s: float = 2.0,
+        token: ServiceToken | None = None,
+        streams: int = 2,
     ) -> None:
-        """``token``: sent with every call (a rules service may require one)."""
+        """``token``: sent with every call (a rules service may require one);
+        ``streams``: ApplyMoves streams for ``decide`` (0 = unary ApplyMove)."""
         self.client = RulesClient(
-            target, timeout=timeout_s, metadata=token.metadata if token is not None else None
+            target,
+            timeout=timeout_s,
+            metadata=token.metadata if token is not None else None,
+            streams=streams,
         )
 
     async def close(self) -> None:

@@ -22,7 +22,12 @@ from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import GrpcServer, ServerConfig
 from services.common.logging import get_logger
 from services.common.natsurl import nats_servers
-from services.common.ratelimit import RateLimiter, RateLimitInterceptor, match_rules
+from services.common.ratelimit import (
+    RateLimiter,
+    RateLimitInterceptor,
+    match_rules,
+    submit_move_rate,
+)
 from services.common.tasks import cancel_and_wait
 from services.match.app import AppConfig, MatchApp
 from services.match.cache import RedisProjectionCache
@@ -60,7 +65,12 @@ def make_rules(settings: MatchSettings) -> RulesClient:
         token = ServiceToken(Tokens(settings.auth), RULES_CALLER)
     else:
         log.info("rules_calls_without_token", hint="no key to sign a service token here")
-    return GrpcRules(settings.rules_addr, timeout_s=settings.rules_timeout_s, token=token)
+    return GrpcRules(
+        settings.rules_addr,
+        timeout_s=settings.rules_timeout_s,
+        token=token,
+        streams=settings.rules_streams,
+    )
 
 
 class MatchServer:
@@ -148,6 +158,7 @@ class MatchServer:
                 js,
                 store,
                 index,
+                self.app.feeds,
                 results_prefix=config.results_prefix,
                 results_stream=s.results_stream,
                 known=self.app.known_facts,
@@ -164,7 +175,7 @@ class MatchServer:
         )
         server.add_service(
             match_pb2_grpc.add_MatchServiceServicer_to_server,
-            MatchServicer(self.app, self.tokens),
+            MatchServicer(self.app, self.tokens, submit_move_rate(self._limiter).check),
             SERVICE_NAMES[0],
         )
         server.add_service(
@@ -216,6 +227,15 @@ class MatchServer:
         if self._metrics is not None:
             self._metrics.shutdown()
             self._metrics = None
+        if self._relay_task is not None:
+            # It writes its cursor and ends; what it had not settled is above
+            # that cursor, for the next relay to start (a no-op if done).
+            self._relay_stop.set()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._relay_task), timeout=2.0)
+            except (TimeoutError, Exception):
+                await cancel_and_wait(self._relay_task)
+            self._relay_task = None
         if self.app is not None:
             try:
                 await asyncio.wait_for(self.app.drain(), timeout=max(grace, 0.5))
@@ -223,12 +243,6 @@ class MatchServer:
                 log.warning("cache_writes_dropped")
             await self.app.cache_writes.close()
             await self.app.feeds.close()
-        if self._relay_task is not None:
-            # Cancelled at once: what it had not acked is redelivered to another
-            # replica (or this one, restarted), where it is a no-op if done.
-            self._relay_stop.set()
-            await cancel_and_wait(self._relay_task)
-            self._relay_task = None
         close = getattr(self.rules, "close", None)
         if close is not None:
             await close()

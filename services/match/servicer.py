@@ -2,10 +2,9 @@
 
 Every call authenticates its bearer token first (``GuestLogin`` excepted;
 ``RefreshToken`` also takes a recently expired one).
-Errors are raised as they are: the server's ``ErrorInterceptor`` turns them
-into statuses with ``ErrorInfo`` details, and ``LoggingInterceptor`` writes
-one line per call with the fields bound here (player, game, match, seat,
-version, outcome).
+Errors are raised as they are: the server's ``RpcInterceptor`` turns them
+into statuses with ``ErrorInfo`` details and writes one line per call with
+the fields bound here (player, game, match, seat, version, outcome).
 """
 
 from __future__ import annotations
@@ -15,10 +14,12 @@ from typing import Any
 
 from engine_core.types import Outcome
 from services.common.auth import Principal, Tokens, bearer_token, is_bot
+from services.common.bounds import check_message
 from services.common.codecs import check_json
-from services.common.errors import InvalidArgument
+from services.common.errors import InvalidArgument, error_fields
 from services.common.logging import bind
 from services.match.app import CommitView, MatchApp, MoveResult
+from services.match.errors import BadRequest
 from services.match.model import (
     ON_MAX_BOT,
     ON_MAX_FORFEIT,
@@ -34,6 +35,7 @@ from services.match.model import (
     now_ms,
     rfc3339,
 )
+from services.match.plays import Answered, Committed, Frame, MoveRate, PlayMove, Refused
 from tabletop.common.v1 import common_pb2
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
@@ -146,29 +148,93 @@ def match_options_pb(options: MatchOptions) -> Any:
     )
 
 
-def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
-    msg = match_pb2.MatchCommit(
-        version=c.version,
-        events_json=list(c.events),
-        view_json=c.view,
-        status=_STATUS[c.status],
-        outcome=outcome_pb(c.outcome),
-        committed_at=c.committed_at,
-        move_json=c.move,
-        clocks=clocks_pb(c.clocks),
-        timeout=c.timeout,
-        forfeit=c.forfeit,
-        ended_by_service=c.ended_by_service,
-    )
+def _commit_fields(c: CommitView) -> dict[str, Any]:
+    """The fields of ``c``'s ``MatchCommit`` that differ from their defaults
+    (a message built from them, or a ``PlayFrame`` from them without a copy
+    of a built one)."""
+    fields: dict[str, Any] = {
+        "version": c.version,
+        "events_json": c.events,
+        "status": _STATUS[c.status],
+        "committed_at": c.committed_at,
+    }
     if c.seat is not None:
-        msg.seat = c.seat
-    return msg
+        fields["seat"] = c.seat
+    if c.view:
+        fields["view_json"] = c.view
+    if c.move:
+        fields["move_json"] = c.move
+    if c.outcome is not None:
+        fields["outcome"] = outcome_pb(c.outcome)
+    if c.clocks is not None:
+        fields["clocks"] = clocks_pb(c.clocks)
+    if c.timeout:
+        fields["timeout"] = True
+    if c.forfeit:
+        fields["forfeit"] = True
+    if c.ended_by_service:
+        fields["ended_by_service"] = True
+    return fields
+
+
+def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
+    return match_pb2.MatchCommit(**_commit_fields(c))
+
+
+def play_frame_pb(frame: Frame) -> match_pb2.PlayFrame:
+    kind = type(frame)
+    if kind is Committed:
+        return match_pb2.PlayFrame(commit=_commit_fields(frame.commit), ref=frame.ref)
+    if kind is Answered:
+        r = frame.result
+        answer = match_pb2.PlayAnswer(version=r.version, seat=r.seat, status=_STATUS[r.status])
+        return match_pb2.PlayFrame(answer=answer, ref=frame.ref)
+    assert kind is Refused
+    # exactly the status SubmitMove would have ended with
+    code, reason, message, metadata = error_fields(frame.error)
+    error = match_pb2.PlayError(code=code.name, reason=reason, message=message, metadata=metadata)
+    return match_pb2.PlayFrame(error=error, ref=frame.ref)
+
+
+async def play_moves(requests: Any) -> Any:
+    """The moves after a play stream's first request: a bad one is
+    ``Refused`` for its ref (the stream goes on); a request that is no move,
+    or whose ref cannot be echoed, ends the stream."""
+    async for request in requests:
+        try:
+            check_message(request)
+        except InvalidArgument as e:
+            if (
+                e.metadata.get("field", "").startswith("move.")
+                and e.metadata["field"] != "move.ref"
+            ):
+                yield Refused(request.move.ref, e)
+                continue
+            raise
+        if request.WhichOneof("kind") != "move":
+            raise BadRequest("every request after the first is a move", "move_expected")
+        m = request.move
+        try:
+            move = check_json("move", m.move_json, MAX_JSON_BYTES)
+        except InvalidArgument as e:
+            yield Refused(m.ref, e)
+            continue
+        yield PlayMove(
+            ref=m.ref,
+            move=move,  # type: ignore[arg-type]
+            expected_version=m.expected_version if m.HasField("expected_version") else None,
+            idempotency_key=m.idempotency_key,
+            seat=m.seat if m.HasField("seat") else None,
+        )
 
 
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    def __init__(self, app: MatchApp, tokens: Tokens) -> None:
+    def __init__(self, app: MatchApp, tokens: Tokens, move_rate: MoveRate | None = None) -> None:
+        """``move_rate``: counts each move of a ``PlayMatch`` stream (the
+        interceptor counts ``SubmitMove`` calls)."""
         self.app = app
         self.tokens = tokens
+        self.move_rate = move_rate
 
     def _principal(self, context: Any) -> Principal:
         principal = self.tokens.from_metadata(context.invocation_metadata())
@@ -254,6 +320,33 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             principal, request.match_id, after, include_view=request.include_view
         ):
             yield commit_pb(c)
+
+    async def PlayMatch(self, requests: Any, context: Any) -> Any:
+        principal = self._principal(context)  # once, for the whole stream
+        try:
+            first = await anext(requests)
+        except StopAsyncIteration:
+            raise BadRequest("the first request opens the match", "open_expected") from None
+        check_message(first)
+        if first.WhichOneof("kind") != "open":
+            raise BadRequest("the first request opens the match", "open_expected")
+        o = first.open
+        bind(match=o.match_id)
+        exp = principal.claims.get("exp")  # the stream ends when a call would be refused
+        expires_at = (
+            float(exp) + self.tokens.settings.leeway_s if isinstance(exp, int | float) else None
+        )
+        async for frame in self.app.play(
+            principal,
+            o.match_id,
+            play_moves(requests),
+            after_version=o.after_version if o.HasField("after_version") else None,
+            include_view=o.include_view,
+            seat=o.seat if o.HasField("seat") else None,
+            expires_at=expires_at,
+            move_rate=self.move_rate,
+        ):
+            yield play_frame_pb(frame)
 
     async def ReplayMatch(self, request: Any, context: Any) -> Any:
         principal = self._principal(context)

@@ -9,6 +9,7 @@
 | TABLETOP_REDIS_URL                    | redis://127.0.0.1:6379/0 |
 | TABLETOP_RULES_ADDR                   | "" (rules in process)    |
 | TABLETOP_RULES_TIMEOUT_S              | 2.0                      |
+| TABLETOP_RULES_STREAMS                | 2 (ApplyMoves streams; 0 = unary) |
 | TABLETOP_MATCH_STREAM                 | MATCHES                  |
 | TABLETOP_MATCH_STREAM_REPLICAS        | 1                        |
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
@@ -17,7 +18,7 @@
 | TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
-| TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S | 0.02 (Redis written behind, coalesced) |
+| TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S | 0.1 (Redis written behind, coalesced) |
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
@@ -57,6 +58,7 @@ class MatchSettings:
     redis_url: str = "redis://127.0.0.1:6379/0"
     rules_addr: str = ""
     rules_timeout_s: float = 2.0
+    rules_streams: int = 2  # ApplyMoves streams to the rules service (0 = unary calls)
     stream: str = "MATCHES"
     stream_replicas: int = 1
     duplicate_window_s: float = 120.0
@@ -67,7 +69,7 @@ class MatchSettings:
     decide_attempts: int = 5
     hot_cache: int = 1024
     cache_ttl_s: int = 86400
-    cache_write_interval_s: float = 0.02
+    cache_write_interval_s: float = 0.1
     players_may_create: bool = True
     grace_s: float = 5.0
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
@@ -99,6 +101,7 @@ class MatchSettings:
             redis_url=get("TABLETOP_REDIS_URL", d.redis_url),
             rules_addr=get("TABLETOP_RULES_ADDR", d.rules_addr),
             rules_timeout_s=get("TABLETOP_RULES_TIMEOUT_S", d.rules_timeout_s, float),
+            rules_streams=get("TABLETOP_RULES_STREAMS", d.rules_streams, int),
             stream=get("TABLETOP_MATCH_STREAM", d.stream),
             stream_replicas=get("TABLETOP_MATCH_STREAM_REPLICAS", d.stream_replicas, int),
             duplicate_window_s=get(

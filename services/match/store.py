@@ -5,6 +5,12 @@ per match; ``0`` = the subject has no message yet) and ``Nats-Msg-Id``
 (deduplication within the stream's duplicate window). A stale expected
 sequence is JetStream error 10071, surfaced as ``AppendConflict``.
 
+An append is a publish with a reply subject on the store's own wildcard
+inbox (``AckInbox``): one long-lived subscription whose acks are matched to
+their waiting appends by the last token of the subject, as nats-py's
+``JetStreamContext.publish`` does, without its per-call timeout task, its
+second hop through a subscription task, or its JSON parse of the whole ack.
+
 Reads: the last commit by direct get; a few commits by direct "next by
 subject" gets; many (a rebuild) or an endless follow (a watcher) by an
 ordered push consumer.
@@ -14,16 +20,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import itertools
+import time
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+import msgspec
 import nats.errors
+import structlog
 from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
-from nats.js.errors import APIError, BadRequestError, NoStreamResponseError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, NotFoundError
 
 from services.match.model import Commit, decode_commit, encode_commit
 from services.match.ports import AppendConflict
+
+log = structlog.get_logger("tabletop.match.store")
 
 ERR_WRONG_LAST_SEQUENCE = 10071
 ERR_STREAM_NAME_IN_USE = 10058
@@ -46,6 +59,123 @@ class StreamConfig:
     duplicate_window_s: float = 120.0
     results_name: str = "RESULTS"
     results_prefix: str = "results"
+
+
+class _ApiError(msgspec.Struct):
+    code: int = 0
+    err_code: int = 0
+    description: str = ""
+
+
+class _PubAck(msgspec.Struct):
+    stream: str = ""
+    seq: int = 0
+    duplicate: bool = False
+    error: _ApiError | None = None
+
+
+_pub_ack = msgspec.json.Decoder(_PubAck)
+_NO_RESPONDERS = "503"
+
+
+class AckInbox:
+    """The acks of one connection's appends: one wildcard subscription
+    ``<inbox>.*``, each append waiting on a future under its own last token.
+
+    The subscription hands its messages straight to ``set_result`` (as
+    ``Inline`` does: no queue, no task). One timer sweeps the appends past their deadline while any waits."""
+
+    SWEEP_S = 0.1
+
+    def __init__(self, nc: NATS) -> None:
+        self.nc = nc
+        self.prefix: str | None = None
+        self._waiting: dict[str, tuple[asyncio.Future[Msg], float]] = {}
+        self._ids = itertools.count()
+        self._sweep: asyncio.TimerHandle | None = None
+        self._lock = asyncio.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        """The connection's loop (taken once: each lookup is a system call on 3.11)."""
+
+    async def open(self) -> str:
+        if self.prefix is None:
+            async with self._lock:
+                if self.prefix is None:
+                    prefix = self.nc.new_inbox() + "."
+                    await self.nc.subscribe(prefix + "*", future=self)  # type: ignore[arg-type]
+                    self._loop = asyncio.get_running_loop()
+                    self.prefix = prefix
+        return self.prefix
+
+    def wait(self, timeout: float) -> tuple[str, asyncio.Future[Msg]]:
+        """A reply subject and the future of its answer (``None`` after the
+        timeout); drop it with ``forget`` if the caller gives up early."""
+        assert self.prefix is not None and self._loop is not None
+        token = format(next(self._ids), "x")
+        future: asyncio.Future[Msg] = self._loop.create_future()
+        self._waiting[token] = (future, time.monotonic() + timeout)
+        if self._sweep is None:
+            self._sweep = self._loop.call_later(self.SWEEP_S, self._expire)
+        return self.prefix + token, future
+
+    def forget(self, reply: str) -> None:
+        assert self.prefix is not None
+        self._waiting.pop(reply[len(self.prefix) :], None)
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        late = [t for t, (_, deadline) in self._waiting.items() if deadline <= now]
+        for token in late:
+            future, _ = self._waiting.pop(token)
+            if not future.done():
+                future.set_result(None)  # type: ignore[arg-type]
+        assert self._loop is not None
+        self._sweep = self._loop.call_later(self.SWEEP_S, self._expire) if self._waiting else None
+
+    # the subscription's "future" (see ``Inline``)
+    def cancelled(self) -> bool:
+        return False
+
+    def set_result(self, msg: Msg) -> None:
+        assert self.prefix is not None
+        entry = self._waiting.pop(msg.subject[len(self.prefix) :], None)
+        if entry is not None and not entry[0].done():
+            entry[0].set_result(msg)
+
+
+class Inline:
+    """A core subscription's handler called in nats-py's read loop, passed as
+    the subscription's ``future``: nats-py hands every message of such a
+    subscription to ``future.set_result`` as it parses it (made for one
+    reply, it works for any number), where a ``cb`` would go through a
+    queue and a task per message. ``handle`` must be quick and must not
+    block; what it raises is logged, not passed to the read loop."""
+
+    def __init__(self, handle: Callable[[Msg], None]) -> None:
+        self.handle = handle
+
+    def cancelled(self) -> bool:
+        return False
+
+    def set_result(self, msg: Msg) -> None:
+        try:
+            self.handle(msg)
+        except Exception:
+            log.exception("nats_message_not_handled", subject=msg.subject)
+
+
+def delivery_sequences(reply: str) -> tuple[int, int] | None:
+    """The (stream, consumer) sequences of a JetStream delivery, from its
+    reply subject (what ``Msg.metadata`` gives, without the rest it parses:
+    a timestamp made into a datetime, the counts); None if it is none."""
+    tokens = reply.split(".")
+    if len(tokens) < 9 or tokens[0] != "$JS" or tokens[1] != "ACK":
+        return None
+    if len(tokens) == 9:  # $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>
+        return int(tokens[5]), int(tokens[6])
+    if len(tokens) >= 11:  # with the domain and account hash first
+        return int(tokens[7]), int(tokens[8])
+    return None
 
 
 class StoreUnavailable(Exception):
@@ -113,6 +243,7 @@ class JetStreamStore:
         self.config = config
         self.timeout_s = timeout_s
         self.nc = nc  # when given, no append is buffered while it is disconnected
+        self.acks = AckInbox(nc if nc is not None else js._nc)
 
     def subject(self, match_id: str) -> str:
         return f"{self.config.subject_prefix}.{match_id}"
@@ -143,29 +274,47 @@ class JetStreamStore:
             # after its caller was told it timed out: refuse it now instead
             # (reads may wait for the reconnection; an append may not).
             raise StoreUnavailable("not connected to NATS: the append was not sent")
+        headers["Nats-Expected-Stream"] = self.config.name
+        acks = self.acks
+        nc = acks.nc
+        if acks.prefix is None:
+            try:
+                await acks.open()
+            except nats.errors.Error as e:  # nothing was sent
+                raise StoreUnavailable(f"no inbox for JetStream's acks: {e!r}") from None
         try:
-            ack = await self.js.publish(
-                self.subject(match_id),
-                self.encode(commit),
-                timeout=self.timeout_s,
-                stream=self.config.name,
-                headers=headers,
-            )
-        except APIError as e:
-            if e.err_code == ERR_WRONG_LAST_SEQUENCE:
-                raise AppendConflict(str(e)) from None
-            # JetStream answered with a refusal (no leader, storage full...)
-            raise StoreUnavailable(f"JetStream refused the append: {e!r}") from None
-        except (
-            NoStreamResponseError,
-            nats.errors.OutboundBufferLimitError,
-            nats.errors.MaxPayloadError,
-        ) as e:
-            # nobody stores the subject now / the client refused to send it
+            reply, answer = acks.wait(self.timeout_s)
+            try:
+                await nc.publish(
+                    self.subject(match_id), self.encode(commit), reply=reply, headers=headers
+                )
+                msg = await answer
+            finally:
+                if not answer.done():  # the publish failed, or the caller gave up
+                    acks.forget(reply)
+        except (nats.errors.OutboundBufferLimitError, nats.errors.MaxPayloadError) as e:
+            # the client refused to send it
             raise StoreUnavailable(f"JetStream did not take the append: {e!r}") from None
-        except nats.errors.Error as e:  # a timeout, the connection lost after sending...
+        except nats.errors.Error as e:  # the connection closed after sending...
             raise AppendOutcomeUnknown(f"JetStream did not acknowledge: {e!r}") from None
-        return ack.seq, bool(ack.duplicate)
+        if msg is None:
+            raise AppendOutcomeUnknown("JetStream did not acknowledge: timeout")
+        if msg.headers and msg.headers.get("Status") == _NO_RESPONDERS:
+            # nobody stores the subject now
+            raise StoreUnavailable("JetStream did not take the append: no responders")
+        try:
+            ack = _pub_ack.decode(msg.data)
+        except msgspec.DecodeError as e:
+            raise AppendOutcomeUnknown(f"JetStream answered an append with {e}") from None
+        if ack.error is not None:
+            if ack.error.err_code == ERR_WRONG_LAST_SEQUENCE:
+                raise AppendConflict(ack.error.description)
+            # JetStream answered with a refusal (no leader, storage full...)
+            raise StoreUnavailable(
+                f"JetStream refused the append: {ack.error.code} {ack.error.err_code} "
+                f"{ack.error.description}"
+            )
+        return ack.seq, ack.duplicate
 
     async def last_seq(self, match_id: str) -> int:
         """The stream sequence of the match's last commit, as the stream leader

@@ -44,6 +44,10 @@ class CommitView:
     timeout: bool = False
     forfeit: bool = False
     ended_by_service: bool = False
+    key: str = ""
+    """The digest of the commit's idempotency key and of its request (never
+    sent: ``PlayMatch`` finds a stream's own moves by them)."""
+    request: str = ""
 
 
 class Streams(Projections):
@@ -55,12 +59,7 @@ class Streams(Projections):
         *,
         include_view: bool = False,
     ) -> AsyncIterator[CommitView]:
-        # The projection in hand may be behind the stream (another replica
-        # moved): following from it still delivers every later commit, so the
-        # head is asked for only when the client claims a version beyond it.
-        p = await self.load(match_id)
-        if after_version is not None and after_version > p.version:
-            p = await self.load(match_id, fresh=True)
+        p = await self.watch_start(match_id, after_version)
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
         metrics.WATCHERS.inc()
@@ -77,16 +76,24 @@ class Streams(Projections):
         finally:
             gauge.dec()
 
+    async def watch_start(self, match_id: str, after_version: int | None) -> Projection:
+        """The projection a watch after ``after_version`` starts from;
+        ``BadRequest`` (``bad_match_id``, ``version_ahead``), ``MatchNotFound``."""
+        # The projection in hand may be behind the stream (another replica
+        # moved): following from it still delivers every later commit, so the
+        # head is asked for only when the client claims a version beyond it.
+        p = await self.load(match_id)
+        if after_version is not None and after_version > p.version:
+            p = await self.load(match_id, fresh=True)
+        _check_after(p, after_version)
+        return p
+
     async def _watch(
         self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
     ) -> AsyncIterator[CommitView]:
         meta = p.meta
         match_id = meta.match_id
-        if after_version is not None and after_version > p.version:
-            raise BadRequest(
-                f"the match is at version {p.version}; nothing is known after {after_version}",
-                "version_ahead",
-            )
+        _check_after(p, after_version)
         if p.outcome is not None and after_version is not None and after_version >= p.version:
             return
         state: bytes | None = None
@@ -171,4 +178,14 @@ class Streams(Projections):
             timeout=c.timeout,
             forfeit=c.kind == KIND_FORFEIT,
             ended_by_service=c.kind == KIND_ENDED,
+            key=c.key,
+            request=c.request,
+        )
+
+
+def _check_after(p: Projection, after_version: int | None) -> None:
+    if after_version is not None and after_version > p.version:
+        raise BadRequest(
+            f"the match is at version {p.version}; nothing is known after {after_version}",
+            "version_ahead",
         )

@@ -3,8 +3,12 @@
 The stream is the truth; Redis only has to move forward and be current
 eventually (a stale or missing entry is caught up from the stream by whoever
 reads it). So a move's answer never waits for Redis, and the writes of a hot
-process are gathered: every ``interval_s`` the latest projection of each
-match that changed is written, all matches in one Redis pipeline. Several
+process are gathered: every ``interval_s`` (sooner when ``max_batch``
+matches are waiting) the latest projection of each match that changed is
+written, all matches in one Redis call (``put_many``). A call costs far more
+than a write in it (its round trip: a send and a receive of the process, a
+wake-up of Redis), so the window is as long as a cache behind the stream can
+afford. Several
 moves of one match in that window are one write, an increment from the
 version Redis was last written at carrying every new idempotency key; if
 Redis is not there (evicted, flushed, written by another replica), the next
@@ -43,12 +47,16 @@ class WriteBehind:
         cache: ProjectionCache,
         latest: Callable[[str], Projection | None],
         *,
-        interval_s: float = 0.02,
+        interval_s: float = 0.1,
+        max_batch: int = 256,
     ) -> None:
         self.cache = cache
         self.latest = latest
         self.interval_s = interval_s
+        self.max_batch = max_batch
         self._pending: dict[str, _Pending] = {}
+        self._wake: asyncio.Future[None] | None = None
+        """The writer's wait for the end of the window (cut short when full)."""
         self._task: asyncio.Task[None] | None = None
         """The writer, while anything is pending: one round at a time, so the
         writes of one match land in order."""
@@ -79,11 +87,20 @@ class WriteBehind:
         # nothing is pending (no task idles between bursts).
         if self._task is None or self._task.done():
             self._task = asyncio.ensure_future(self._run())
+        elif len(self._pending) >= self.max_batch and self._wake is not None:
+            _wake(self._wake)
 
     async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
         while self._pending:
-            if self.interval_s > 0:
-                await asyncio.sleep(self.interval_s)
+            if self.interval_s > 0 and len(self._pending) < self.max_batch:
+                self._wake = wake = loop.create_future()
+                timer = loop.call_later(self.interval_s, _wake, wake)
+                try:
+                    await wake
+                finally:
+                    timer.cancel()
+                    self._wake = None
             await self._write_pending()
 
     async def _write_pending(self) -> None:
@@ -111,6 +128,8 @@ class WriteBehind:
         """Write everything pending now, including the full writes that
         follow refused increments."""
         for _ in range(3):
+            if self._wake is not None:  # no need to wait for the window's end
+                _wake(self._wake)
             if self._task is not None and not self._task.done():
                 await asyncio.wait([self._task])
             if not self._pending:
@@ -122,3 +141,8 @@ class WriteBehind:
         self._pending.clear()
         await cancel_and_wait(self._task)
         self._task = None
+
+
+def _wake(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

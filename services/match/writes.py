@@ -189,20 +189,23 @@ class Writes(Projections):
         expected_version: int | None = None,
         idempotency_key: str = "",
         seat: int | None = None,
+        digests: tuple[str, str] | None = None,
     ) -> MoveResult:
+        """``digests``: ``key_digest(match_id, principal.subject,
+        idempotency_key)`` and ``request_digest("move", move, seat)`` when the
+        caller has them already (``PlayMatch``; then ``idempotency_key`` is
+        not empty)."""
         started = time.perf_counter()
-        result = "error"
         try:
             reply = await self._submit(
-                principal, match_id, move, expected_version, idempotency_key, seat
+                principal, match_id, move, expected_version, idempotency_key, seat, digests=digests
             )
-            result = reply.status
-            return reply
-        except Exception as e:
+        except BaseException as e:
             result = getattr(e, "reason", None) or getattr(e, "code", None) or "error"
-            raise
-        finally:
             metrics.SUBMIT_SECONDS.labels(result).observe(time.perf_counter() - started)
+            raise
+        metrics.SUBMITTED[reply.status].observe(time.perf_counter() - started)
+        return reply
 
     async def _submit(
         self,
@@ -213,8 +216,10 @@ class Writes(Projections):
         idempotency_key: str,
         seat: int | None,
         timeout: bool = False,
+        digests: tuple[str, str] | None = None,
     ) -> MoveResult:
-        """``timeout``: the server moves for ``seat`` (its clock ran out)."""
+        """``timeout``: the server moves for ``seat`` (its clock ran out);
+        ``digests``: see ``submit``."""
         if len(move) > MAX_MOVE_BYTES:
             raise BadRequest("move too large", "move_too_large")
         if len(idempotency_key) > MAX_KEY_LENGTH:
@@ -224,11 +229,14 @@ class Writes(Projections):
         seat = seat if timeout and seat is not None else self._mover_seat(principal, p, hint)
         generated = not idempotency_key
         key = idempotency_key or os.urandom(16).hex()
-        digest = key_digest(match_id, principal.subject, key)
-        # What the key stands for: this move for the seat the request named
-        # (a condition such as ``expected_version`` is not part of it: the
-        # move was applied or not).
-        request = request_digest("move", move, hint)
+        if digests is not None and not generated:
+            digest, request = digests
+        else:
+            digest = key_digest(match_id, principal.subject, key)
+            # What the key stands for: this move for the seat the request
+            # named (a condition such as ``expected_version`` is not part of
+            # it: the move was applied or not).
+            request = request_digest("move", move, hint)
         # On an ``OutcomeUnknown``, the key to retry with (the one the server
         # drew when the client sent none).
         unknown = {"idempotency_key": key} if generated else {}

@@ -11,7 +11,7 @@ import argparse
 import dataclasses
 import sys
 
-from services.common import eventloop
+from services.common import eventloop, heap
 from services.common.logging import announce, configure_logging
 from services.matchmaking.server import MatchmakingProcess
 from services.matchmaking.settings import MatchmakingSettings, env_name
@@ -19,6 +19,7 @@ from services.matchmaking.settings import MatchmakingSettings, env_name
 
 async def _main(settings: MatchmakingSettings) -> None:
     proc = await MatchmakingProcess(settings).start()
+    heap.settle()
     grpc_port = proc.server.port if proc.server else None
     announce(
         "matchmaking_started",

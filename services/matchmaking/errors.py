@@ -1,5 +1,5 @@
 """The matchmaker's rejections: ``services.common.errors`` statuses with stable
-reason codes (the ``ErrorInterceptor`` turns them into rich statuses)."""
+reason codes (the server's ``RpcInterceptor`` turns them into rich statuses)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ def _redis_answers() -> Iterator[None]:
 
 class MatchmakingServicer(pb_grpc.MatchmakingServiceServicer):
     """Errors are raised as ``services.common.errors`` exceptions; the server's
-    ``ErrorInterceptor`` turns them into statuses."""
+    ``RpcInterceptor`` turns them into statuses."""
 
     def __init__(self, app: Matchmaking, tokens: Tokens) -> None:
         self.app = app

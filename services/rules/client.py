@@ -16,11 +16,21 @@ so the channel retries them on UNAVAILABLE (another replica answers).
 A rejection raises ``RulesError``, a ``ServiceError`` carrying the server's
 status, reason and metadata: a service that calls the rules service can let
 it propagate and its own client sees the same status and reason.
+
+With ``streams=N`` (N > 0) ``apply_move`` goes over ``MoveStreams``: N
+long-lived ApplyMoves streams, each on a channel (a connection) of its own,
+carrying batches of calls; the answers and errors are the same as the unary
+call's. A rules service without ApplyMoves is called with ApplyMove.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import itertools
 import json
+import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,9 +44,11 @@ from services.common.grpcserver import channel_options
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 __all__ = [
+    "INSTANCE_HEADER",
     "GameListing",
     "GameStatus",
     "LegalMoves",
+    "MoveStreams",
     "Played",
     "RulesClient",
     "RulesError",
@@ -44,6 +56,24 @@ __all__ = [
 ]
 
 _SERVICE = "tabletop.rules.v1.RulesService"
+_APPLY_MOVES = f"/{_SERVICE}/ApplyMoves"
+INSTANCE_HEADER = "tabletop-rules-instance"
+"""The initial metadata of an ApplyMoves stream: the name of the server (the
+replica, or the worker process) it landed on."""
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+_BROKEN = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        # how gRPC may report a connection reset mid-stream, or a server that
+        # cancelled its streams while stopping
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.CANCELLED,
+    }
+)
+"""A stream that ends so had its calls unanswered: they are sent again. Any
+other end (UNAUTHENTICATED, PERMISSION_DENIED, RESOURCE_EXHAUSTED, ...) is a
+refusal, the answer of each of its calls."""
 
 
 def service_config(*, retries: int = 3) -> str:
@@ -81,6 +111,12 @@ class RulesError(ServiceError):
         if info is not None:
             return cls(code, info.reason, error.details() or info.reason, **dict(info.metadata))
         return cls(code, code.name.lower(), error.details() or code.name)
+
+    @classmethod
+    def from_pb(cls, error: rules_pb2.CallError) -> RulesError:
+        """The error an ApplyMoves stream answered for one call."""
+        code = _CODES.get(error.code, grpc.StatusCode.UNKNOWN)
+        return cls(code, error.reason, error.message or error.reason, **dict(error.metadata))
 
 
 @dataclass(frozen=True)
@@ -171,9 +207,15 @@ class RulesClient:
         max_message_bytes: int = 4 * 1024 * 1024,
         channel: grpc.aio.Channel | None = None,
         metadata: Callable[[], Sequence[tuple[str, str]]] | None = None,
+        streams: int = 0,
+        calls_per_turn: int = 32,
+        spread_attempts: int = 8,
     ) -> None:
         """``metadata``: called before each call for its metadata, e.g. a
-        ``ServiceToken``'s ``metadata`` when the rules service requires one."""
+        ``ServiceToken``'s ``metadata`` when the rules service requires one.
+        ``streams``: ``apply_move`` over that many ApplyMoves streams
+        (``MoveStreams``, with ``calls_per_turn`` and ``spread_attempts``);
+        0 = one ApplyMove call each."""
         self.target = target
         self.timeout = timeout
         self._metadata = metadata
@@ -187,6 +229,19 @@ class RulesClient:
             ],
         )
         self.stub = rules_pb2_grpc.RulesServiceStub(self.channel)
+        self.streams = (
+            MoveStreams(
+                target,
+                streams,
+                unary=self.stub.ApplyMove,
+                max_message_bytes=max_message_bytes,
+                metadata=metadata,
+                calls_per_turn=calls_per_turn,
+                spread_attempts=spread_attempts,
+            )
+            if streams > 0
+            else None
+        )
 
     async def __aenter__(self) -> RulesClient:
         return self
@@ -195,6 +250,8 @@ class RulesClient:
         await self.close()
 
     async def close(self) -> None:
+        if self.streams is not None:
+            await self.streams.close()
         if self._own_channel:
             await self.channel.close()
 
@@ -260,6 +317,11 @@ class RulesClient:
         request = rules_pb2.ApplyMoveRequest(
             game=game, state=state, seat=seat, move=_json_text(move), entropy=entropy
         )
+        if self.streams is not None:
+            reply = await self.streams.apply_move(
+                request, self.timeout if timeout is None else timeout
+            )
+            return Played.from_pb(reply)
         return Played.from_pb(await self._call(self.stub.ApplyMove, request, timeout))
 
     async def legal_moves(
@@ -320,3 +382,401 @@ class RulesClient:
             game=game, state=state, seat=seat, bot=bot, entropy=entropy
         )
         return (await self._call(self.stub.DefaultMove, request, timeout)).move
+
+
+# ----------------------------------------------------------------- streams
+class _Call:
+    """One ApplyMove call on its way: sent, perhaps sent again, answered once."""
+
+    __slots__ = ("attempts", "deadline", "future", "id", "request", "size", "stream")
+
+    def __init__(
+        self,
+        id: int,
+        request: rules_pb2.ApplyMoveRequest,
+        future: asyncio.Future[Any],
+        deadline: float,
+    ) -> None:
+        self.id = id
+        self.request = request
+        self.future = future
+        self.deadline = deadline
+        self.size = request.ByteSize() + 24  # with its id, timeout and framing
+        self.attempts = 0
+        self.stream: _Stream | None = None
+
+
+class _Stream:
+    """One ApplyMoves stream: its calls not answered yet, the calls waiting to
+    be written, and the task reading its answers."""
+
+    def __init__(self, owner: MoveStreams, lane: int, channel: Any, call: Any) -> None:
+        self.owner = owner
+        self.lane = lane
+        self.channel = channel
+        self.call = call
+        self.instance: str | None = None
+        """The server it landed on (``INSTANCE_HEADER``), once known."""
+        self.opened = time.monotonic()
+        self.pending: dict[int, _Call] = {}
+        self.queue: list[_Call] = []
+        self.writing = False
+        self.writer: asyncio.Future[None] | None = None
+        self.retiring = False
+        self.reader = asyncio.ensure_future(self._read())
+
+    def send(self, call: _Call) -> None:
+        call.stream = self
+        call.attempts += 1
+        self.pending[call.id] = call
+        self.queue.append(call)
+        if not self.writing:
+            self.writing = True
+            self.writer = asyncio.ensure_future(self._write())
+
+    def retire(self) -> None:
+        """Take no more calls; half-close once what is queued is written (the
+        server then ends the stream after its last answer)."""
+        self.retiring = True
+        if not self.writing:
+            self.writing = True
+            self.writer = asyncio.ensure_future(self._write())
+
+    async def _write(self) -> None:
+        """Write what is queued, as one message; what queued up meanwhile, as
+        the next one (no timer: a batch is what waited for the last write).
+        While the stream has other calls in flight (their answers will wake
+        the loop anyway), the writer first lets the loop run once more, so
+        the calls made in that pass join the batch; a lone call goes at once."""
+        try:
+            limit = self.owner.max_batch_bytes
+            while self.queue:
+                if len(self.pending) > len(self.queue):
+                    await asyncio.sleep(0)
+                message = rules_pb2.ApplyMovesRequest()
+                now = time.monotonic()
+                size = taken = 0
+                for c in self.queue:
+                    if size and size + c.size > limit:
+                        break  # the rest in the next message
+                    taken += 1
+                    if c.future.done():
+                        continue
+                    size += c.size
+                    item = message.calls.add(
+                        id=c.id, timeout_ms=max(1, int((c.deadline - now) * 1000))
+                    )
+                    item.request.CopyFrom(c.request)
+                del self.queue[:taken]
+                if message.calls:
+                    self.owner.messages += 1
+                    await self.call.write(message)
+            if self.retiring:
+                await self.call.done_writing()
+        except grpc.aio.AioRpcError:
+            # The call has ended with a status (a refusal such as
+            # UNAUTHENTICATED, or a broken connection): its reader reads that
+            # status and acts on it. Cancelling here could beat the status to
+            # the reader, which would then see CANCELLED and send a refused
+            # call again.
+            pass
+        except Exception:
+            # The stream is broken (its reader learns why and sends its calls again).
+            self.call.cancel()
+        finally:
+            self.writing = False
+
+    async def _read(self) -> None:
+        error: grpc.aio.AioRpcError | None = None
+        try:
+            self.owner._placed(self, await self.call.initial_metadata())
+            while True:
+                message = await self.call.read()
+                if message is grpc.aio.EOF:
+                    break
+                for result in message.results:
+                    c = self.pending.pop(result.id, None)
+                    if c is None or c.future.done():
+                        continue
+                    if result.HasField("error"):
+                        c.future.set_exception(RulesError.from_pb(result.error))
+                    else:
+                        c.future.set_result(result.reply)
+        except grpc.aio.AioRpcError as e:
+            error = e
+        except BaseException:  # cancelled (by a failed write, or close), or broken
+            pass
+        self.owner._ended(self, error)
+
+
+class MoveStreams:
+    """ApplyMove calls over ``count`` long-lived ApplyMoves streams.
+
+    Each stream has a channel of its own (``grpc.use_local_subchannel_pool``:
+    a connection of its own), so with ``SO_REUSEPORT`` workers or several
+    replicas behind one name the streams land on different processes (a
+    channel balances round-robin over the addresses of its target; each
+    stream picks one when it opens). A stream that lands on a server another
+    of this client's streams is on (by the ``INSTANCE_HEADER`` the server
+    opens it with) is replaced, up to ``spread_attempts`` times in a row: the
+    first time on the same channel (whose round robin picks the next
+    address), then on a fresh channel (a fresh connection, which the kernel
+    may hand to another ``SO_REUSEPORT`` worker); the replaced stream takes
+    no more calls and answers those it has. So the streams spread over as
+    many replicas and workers as there are, and with a single server they
+    settle after those attempts. Calls go to the streams in turns of up
+    to ``calls_per_turn`` calls, each call with an id; a turn ends early as
+    soon as its stream has no call in flight, so unloaded the calls
+    alternate between the streams. The calls that queue up while a stream's
+    write is in flight go as one batch in its next message (up to half the
+    message size limit; a call larger than that goes as a unary ApplyMove,
+    which answers it as it always did). Turns rather than a call each: under
+    load the calls of a turn queue behind one write and batch as on a single
+    stream (about half the messages of alternating per call, with 50
+    matches playing at once), while every stream, and so every rules replica
+    the streams reach, still gets its share.
+
+    Every call keeps its own deadline (``timeout``; past it ``RulesError``
+    DEADLINE_EXCEEDED). When a stream breaks (UNAVAILABLE, or INTERNAL,
+    UNKNOWN, CANCELLED as gRPC reports a connection reset mid-stream: a
+    replica killed, a connection lost; or it ended with calls unanswered) its
+    unanswered calls are sent again on a fresh stream, as the unary call's
+    retry policy would (``service_config``: at most ``attempts`` sends each,
+    after a jittered exponential backoff from 50 ms to 0.5 s); other failures of a stream
+    (UNAUTHENTICATED, ...) are the error of each of its calls. A rules service
+    without ApplyMoves (UNIMPLEMENTED) gets ``unary`` calls from then on. A
+    stream is replaced after ``max_age_s``, so its service token (sent when it
+    opens) stays fresh.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        count: int = 2,
+        *,
+        unary: Any,
+        max_message_bytes: int = 4 * 1024 * 1024,
+        metadata: Callable[[], Sequence[tuple[str, str]]] | None = None,
+        attempts: int = 3,
+        max_age_s: float = 600.0,
+        calls_per_turn: int = 32,
+        spread_attempts: int = 8,
+    ) -> None:
+        if calls_per_turn < 1:
+            raise ValueError("calls_per_turn must be at least 1")
+        if spread_attempts < 0:
+            raise ValueError("spread_attempts must not be negative")
+        self._unary = unary
+        self._metadata = metadata
+        self.max_batch_bytes = max_message_bytes // 2
+        """A message carries calls up to this size; a call larger alone goes unary."""
+        self.attempts = attempts
+        self.max_age_s = max_age_s
+        self._target = target
+        self._options = [
+            *channel_options(max_message_bytes),
+            ("grpc.service_config", json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})),
+            ("grpc.use_local_subchannel_pool", 1),
+        ]
+        self._channels = [self._channel() for _ in range(count)]
+        """Each lane's channel (a lane: one of the ``count`` streams)."""
+        self._streams: list[_Stream | None] = [None] * count
+        self._alive: set[_Stream] = set()
+        """Streams whose reader has not ended (a replaced one among them)."""
+        self.spread_attempts = spread_attempts
+        self._spreading = [0] * count
+        """Each lane's replacements in a row of a stream that landed where another was."""
+        self._ids = itertools.count(1)
+        self._turn = len(self._streams) - 1  # the first call's turn passes to lane 0
+        self.calls_per_turn = calls_per_turn
+        self._turn_left = calls_per_turn
+        """Calls the current stream (``_turn``) still takes before the next one."""
+        self._closed = False
+        self._tasks: set[asyncio.Future[None]] = set()
+        self.unary_only = False
+        """Set once the server answered UNIMPLEMENTED: every call goes unary."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.messages = 0
+        """ApplyMovesRequest messages written (with ``calls``: the batching)."""
+        self.calls = 0
+        """Calls sent (a call sent again counts again)."""
+        self.resent = 0
+        """Calls sent again after their stream broke."""
+        self.opened = 0
+        """Streams opened."""
+        self.respread = 0
+        """Streams replaced for landing on a server another stream was on."""
+
+    def _channel(self) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(self._target, options=self._options)
+
+    def _placed(self, stream: _Stream, metadata: Any) -> None:
+        """``stream`` opened on the server its initial ``metadata`` names:
+        replaced when another lane's stream is there (``spread_attempts``)."""
+        stream.instance = next((v for k, v in metadata or () if k == INSTANCE_HEADER), None)
+        lane = stream.lane
+        if stream.instance is None or self._closed or self._streams[lane] is not stream:
+            return  # a server that does not say, or a stream already replaced
+        others = {s.instance for s in self._streams if s is not None and s is not stream}
+        if stream.instance not in others or self._spreading[lane] >= self.spread_attempts:
+            self._spreading[lane] = 0
+            return
+        self._spreading[lane] += 1
+        self.respread += 1
+        self._streams[lane] = None  # the lane's next call opens another
+        stream.retire()
+        if self._spreading[lane] > 1:
+            self._channels[lane] = self._channel()  # the old one closes with its last stream
+
+    async def apply_move(
+        self, request: rules_pb2.ApplyMoveRequest, timeout: float
+    ) -> rules_pb2.ApplyMoveResponse:
+        """The ApplyMoveResponse, or ``RulesError`` as the unary call would raise."""
+        if self._closed:
+            raise _closed()
+        if self.unary_only:
+            return await self._call_unary(request, timeout)
+        loop = self._loop
+        if loop is None:  # the channels' loop (taken once: a system call each on 3.11)
+            loop = self._loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        call = _Call(next(self._ids), request, future, time.monotonic() + timeout)
+        timer = loop.call_later(timeout, _expire, future)
+        self._send(call)
+        try:
+            return await future
+        finally:
+            timer.cancel()
+            if call.stream is not None:
+                call.stream.pending.pop(call.id, None)
+
+    async def _call_unary(self, request: rules_pb2.ApplyMoveRequest, timeout: float) -> Any:
+        try:
+            return await self._unary(
+                request,
+                timeout=timeout,
+                metadata=self._metadata() if self._metadata is not None else None,
+            )
+        except grpc.aio.AioRpcError as e:
+            raise RulesError.from_rpc(e) from None
+
+    def _send(self, call: _Call) -> None:
+        if call.future.done():
+            return
+        if self._closed:
+            call.future.set_exception(_closed())
+            return
+        if self.unary_only or call.size > self.max_batch_bytes:
+            task = asyncio.ensure_future(self._unary_for(call))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return
+        current = self._streams[self._turn]
+        if self._turn_left <= 0 or current is None or not current.pending:
+            # The turn passes on after ``calls_per_turn`` calls, and at once
+            # when this stream has nothing in flight (no write for the call
+            # to batch behind): unloaded, calls alternate between the streams.
+            self._turn = (self._turn + 1) % len(self._streams)
+            self._turn_left = self.calls_per_turn
+        lane = self._turn
+        self._turn_left -= 1
+        stream = self._streams[lane]
+        if stream is not None and time.monotonic() - stream.opened > self.max_age_s:
+            stream.retire()
+            stream = None
+        if stream is None:
+            metadata = self._metadata() if self._metadata is not None else None
+            channel = self._channels[lane]
+            rpc = channel.stream_stream(
+                _APPLY_MOVES,
+                request_serializer=rules_pb2.ApplyMovesRequest.SerializeToString,
+                response_deserializer=rules_pb2.ApplyMovesResponse.FromString,
+            )(metadata=metadata)
+            stream = self._streams[lane] = _Stream(self, lane, channel, rpc)
+            self._alive.add(stream)
+            self.opened += 1
+        self.calls += 1
+        stream.send(call)
+
+    async def _unary_for(self, call: _Call) -> None:
+        """A call sent as ApplyMove (the server has no ApplyMoves)."""
+        try:
+            reply = await self._call_unary(
+                call.request, max(0.001, call.deadline - time.monotonic())
+            )
+        except RulesError as e:
+            if not call.future.done():
+                call.future.set_exception(e)
+        except Exception:  # the channel closed meanwhile
+            if not call.future.done():
+                call.future.set_exception(_closed())
+        else:
+            if not call.future.done():
+                call.future.set_result(reply)
+
+    def _ended(self, stream: _Stream, error: grpc.aio.AioRpcError | None) -> None:
+        """A stream ended: send its unanswered calls again, or fail them."""
+        if self._streams[stream.lane] is stream:
+            self._streams[stream.lane] = None
+        self._alive.discard(stream)
+        channel = stream.channel
+        if channel not in self._channels and not any(s.channel is channel for s in self._alive):
+            task = asyncio.ensure_future(channel.close())  # a lane's old channel, now unused
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        calls = [c for c in stream.pending.values() if not c.future.done()]
+        stream.pending.clear()
+        if not calls:
+            return
+        if error is not None and error.code() is grpc.StatusCode.UNIMPLEMENTED:
+            self.unary_only = True
+            for c in calls:
+                self._send(c)
+            return
+        if self._closed:
+            fail: RulesError | None = _closed()
+        elif error is not None and error.code() not in _BROKEN:
+            fail = RulesError.from_rpc(error)  # a refusal of the stream: each call's answer
+        else:
+            fail = None  # broken (or ended early): the calls were not answered
+        loop = asyncio.get_running_loop()
+        for c in calls:
+            if fail is None and c.attempts < self.attempts:
+                self.resent += 1
+                backoff = min(0.05 * 2 ** (c.attempts - 1), 0.5)
+                loop.call_later(random.uniform(0, backoff), self._send, c)
+            elif fail is not None:
+                c.future.set_exception(fail)
+            elif error is not None:
+                c.future.set_exception(RulesError.from_rpc(error))
+            else:
+                c.future.set_exception(
+                    RulesError(
+                        grpc.StatusCode.UNAVAILABLE,
+                        "stream_broken",
+                        "every ApplyMoves stream this call was sent on ended unanswered",
+                    )
+                )
+
+    async def close(self) -> None:
+        self._closed = True
+        alive = list(self._alive)  # the lanes' streams, and replaced ones still answering
+        channels = {id(c): c for c in [*self._channels, *(s.channel for s in alive)]}
+        for stream in alive:
+            stream.call.cancel()
+        if alive:
+            with contextlib.suppress(Exception):
+                await asyncio.gather(*(s.reader for s in alive), return_exceptions=True)
+        for channel in channels.values():
+            await channel.close()
+
+
+def _closed() -> RulesError:
+    return RulesError(grpc.StatusCode.UNAVAILABLE, "client_closed", "the rules client was closed")
+
+
+def _expire(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(
+            RulesError(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline_exceeded", "deadline exceeded")
+        )

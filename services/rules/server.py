@@ -23,12 +23,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from services.common import eventloop
-from services.common.bounds import BoundsInterceptor
-from services.common.errors import ErrorInterceptor
+from services.common import eventloop, heap
 from services.common.grpcserver import GrpcServer
-from services.common.logging import LoggingInterceptor, announce, configure_logging, get_logger
-from services.common.metrics import MetricsInterceptor, methods_of
+from services.common.interceptor import RpcInterceptor
+from services.common.logging import announce, configure_logging, get_logger
+from services.common.metrics import methods_of
 from services.rules.settings import RulesSettings
 
 _log = get_logger("rules")
@@ -48,17 +47,10 @@ def build_server(settings: RulesSettings, *, reuse_port: bool = False) -> GrpcSe
         guard = (ServiceTokenInterceptor(Tokens(settings.auth), [SERVICE_NAME]),)
     server = GrpcServer(
         settings.server_config(reuse_port=reuse_port),
-        interceptors=(
-            MetricsInterceptor(),
-            LoggingInterceptor(observers=[metrics.observe]),
-            ErrorInterceptor(),
-            *guard,
-            BoundsInterceptor(),
-        ),
+        interceptors=(RpcInterceptor(guards=guard, observers=[metrics.observe]),),
     )
-    server.add_service(
-        rules_pb2_grpc.add_RulesServiceServicer_to_server, RulesServicer(settings), SERVICE_NAME
-    )
+    servicer = RulesServicer(settings, observers=[metrics.observe, metrics.observe_call])
+    server.add_service(rules_pb2_grpc.add_RulesServiceServicer_to_server, servicer, SERVICE_NAME)
     metrics.register(methods_of([SERVICE_NAME]))
     return server
 
@@ -72,6 +64,7 @@ async def serve(
     """Run one server until SIGTERM/SIGINT, then stop gracefully."""
     server = build_server(settings, reuse_port=reuse_port)
     port = await server.start()
+    heap.settle()
     if on_listening is not None:
         on_listening(port)
     await server.wait_for_shutdown()

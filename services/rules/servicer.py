@@ -1,13 +1,19 @@
 """``RulesService``: decode, one engine call, encode. No rules live here.
 
-Errors are raised, not returned: ``services.common.errors.ErrorInterceptor``
-turns them into statuses with ``ErrorInfo`` details (see ``rules.proto``).
+Errors are raised, not returned: the server's ``RpcInterceptor``
+(``services.common.interceptor``) turns them into statuses with ``ErrorInfo``
+details (``services.common.errors``; see ``rules.proto``).
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import inspect
 import os
+import secrets
+import time
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import grpc
@@ -18,6 +24,7 @@ from engine_core.errors import EngineError, UnknownSeat
 from engine_core.notation import move_text
 from engine_core.registry import Registry, UnknownGame, default_registry
 from engine_core.types import Outcome
+from services.common.bounds import check_message, check_request
 from services.common.codecs import (
     check_json,
     decode_events,
@@ -28,14 +35,25 @@ from services.common.codecs import (
     peek_state_game,
     to_json,
 )
-from services.common.errors import FailedPrecondition, InvalidArgument, ServiceError
-from services.common.logging import bind, get_logger
+from services.common.errors import (
+    MAX_MESSAGE_CHARS,
+    MAX_METADATA_CHARS,
+    MAX_METADATA_ENTRIES,
+    FailedPrecondition,
+    InvalidArgument,
+    ServiceError,
+    clip,
+    status_of,
+)
+from services.common.logging import RpcObserver, bind, get_logger, log_rpc, notify
 from services.common.standin import stand_in_move
+from services.rules.client import INSTANCE_HEADER
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
+APPLY_MOVE = f"/{SERVICE_NAME}/ApplyMove"
 
 
 def describe(game: Game) -> rules_pb2.GameDescription:
@@ -73,6 +91,16 @@ _log = get_logger("rules")
 _REJECTIONS = (ServiceError, EngineError, UnknownGame, grpc.aio.AbortError)
 
 
+def _unprocessable(e: Exception) -> InvalidArgument:
+    _log.error("engine_failed_on_input", error=type(e).__name__, exc_info=e)
+    return InvalidArgument(
+        "unprocessable_input",
+        f"the engine could not process this input ({type(e).__name__}): "
+        "a state no game reaches, or a move the rules do not cover",
+        error=type(e).__name__,
+    )
+
+
 def _on_client_input(rpc: Any) -> Any:
     """Every input of these calls is the client's (the state too: this service
     keeps none). A state can decode as the game's type and still be one no
@@ -81,6 +109,19 @@ def _on_client_input(rpc: Any) -> Any:
     unprocessable_input``, never INTERNAL, and logged with its traceback (an
     engine bug on a real state shows up there)."""
 
+    if not inspect.iscoroutinefunction(rpc):
+
+        @functools.wraps(rpc)
+        def work(*args: Any) -> Any:
+            try:
+                return rpc(*args)
+            except _REJECTIONS:
+                raise
+            except Exception as e:
+                raise _unprocessable(e) from None
+
+        return work
+
     @functools.wraps(rpc)
     async def call(self: Any, request: Any, context: Any) -> Any:
         try:
@@ -88,15 +129,15 @@ def _on_client_input(rpc: Any) -> Any:
         except _REJECTIONS:
             raise
         except Exception as e:
-            _log.error("engine_failed_on_input", error=type(e).__name__, exc_info=e)
-            raise InvalidArgument(
-                "unprocessable_input",
-                f"the engine could not process this input ({type(e).__name__}): "
-                "a state no game reaches, or a move the rules do not cover",
-                error=type(e).__name__,
-            ) from None
+            raise _unprocessable(e) from None
 
     return call
+
+
+class _Late(ServiceError):
+    """A call of ApplyMoves whose caller stopped waiting before its turn came."""
+
+    status = grpc.StatusCode.DEADLINE_EXCEEDED
 
 
 def _tag(value: Any) -> str:
@@ -107,11 +148,22 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     """The engine behind ``tabletop.rules.v1.RulesService``."""
 
     def __init__(
-        self, settings: RulesSettings | None = None, registry: Registry | None = None
+        self,
+        settings: RulesSettings | None = None,
+        registry: Registry | None = None,
+        *,
+        observers: Sequence[RpcObserver] = (),
     ) -> None:
+        """``observers``: called after each call of an ApplyMoves stream as the
+        server interceptor's are after a unary call (method ``ApplyMove``)."""
         self.settings = settings or RulesSettings()
+        self.observers = tuple(observers)
         self.registry = registry or default_registry()
         self._games = rules_pb2.ListGamesResponse(games=[describe(game) for game in self.registry])
+        self.instance = secrets.token_hex(8)
+        """This server's name on its ApplyMoves streams (``INSTANCE_HEADER``):
+        random, so it says nothing of the host; one per server, so each
+        worker process and each replica has its own."""
 
     # ------------------------------------------------------------- helpers
     def _game(self, name: str) -> Game:
@@ -214,16 +266,20 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             rules_version=game.rules_version,
         )
 
-    @_on_client_input
     async def ApplyMove(
         self, request: rules_pb2.ApplyMoveRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ApplyMoveResponse:
+        await self._before_work(context)
+        return self._apply_move(request)
+
+    @_on_client_input
+    def _apply_move(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
+        """One ApplyMove call, for the unary RPC and for each call of ApplyMoves."""
         bind(seat=request.seat)
         game, state = self._game_and_state(request.game, request.state)
         move = decode_move(game, self._json("move", request.move))
         bind(move=_tag(move))
         entropy = self._entropy(request.entropy)
-        await self._before_work(context)
         after, events = apply(game, state, request.seat, move, entropy)
         texts = [to_json(e).decode() for e in events]
         return rules_pb2.ApplyMoveResponse(
@@ -234,6 +290,74 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             redacted=self._redacted(game, after, events, texts),
             rules_version=game.rules_version,
         )
+
+    async def ApplyMoves(
+        self,
+        requests: AsyncIterator[rules_pb2.ApplyMovesRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
+        """Each request message's calls, one after the other, answered in one
+        response message (or several, each under half the message size
+        limit). The server interceptor leaves a request stream's messages to
+        its handler: a message that does not decode ends the stream
+        (``malformed_request``); each call's request is checked alone
+        (``check_request`` in ``_one_call``: a refusal for that call). Each
+        call runs in a context of its own: its fields, its log line, its
+        ``ApplyMove`` metrics. The stream opens with this server's
+        ``INSTANCE_HEADER``, by which a client spreads its streams over the
+        replicas and workers behind one target."""
+        await context.send_initial_metadata(((INSTANCE_HEADER, self.instance),))
+        limit = self.settings.max_message_bytes // 2
+        async for batch in requests:
+            if not isinstance(batch, rules_pb2.ApplyMovesRequest):
+                check_message(batch)  # bytes that are not one: malformed_request
+            received = time.perf_counter()
+            out = rules_pb2.ApplyMovesResponse()
+            size = 0
+            for call in batch.calls:
+                result = out.results.add(id=call.id)
+                contextvars.copy_context().run(self._one_call, call, received, result)
+                size += result.ByteSize() + 8
+                if size >= limit:  # answers of many large calls: in several messages
+                    yield out
+                    out, size = rules_pb2.ApplyMovesResponse(), 0
+            if out.results:
+                yield out
+
+    def _one_call(
+        self,
+        call: rules_pb2.ApplyMovesRequest.Call,
+        received: float,
+        result: rules_pb2.ApplyMovesResponse.Result,
+    ) -> None:
+        """Answer one call of ApplyMoves into ``result``, as ApplyMove would:
+        the same bounds (``check_request``), the same work, the same reason
+        codes; then one ``rpc`` line and the observers, with method
+        ``ApplyMove``, as the interceptors do for a unary call."""
+        bind(method=APPLY_MOVE, via="ApplyMoves")
+        started = time.perf_counter()
+        code = "OK"
+        try:
+            check_request(call.request)
+            if call.timeout_ms and (started - received) * 1000 >= call.timeout_ms:
+                raise _Late("deadline_exceeded", "deadline exceeded")
+            result.reply.CopyFrom(self._apply_move(call.request))
+        except Exception as e:
+            status, reason, message, metadata = status_of(e)
+            bind(reason=reason)
+            if status is grpc.StatusCode.INTERNAL:
+                _log.error("unhandled_error", exc_info=e)
+            code = status.name
+            error = result.error
+            error.code = status.value[0]
+            error.reason = clip(reason, 64)
+            error.message = clip(message, MAX_MESSAGE_CHARS)
+            for k, v in list(metadata.items())[:MAX_METADATA_ENTRIES]:
+                error.metadata[clip(str(k), 64)] = clip(str(v), MAX_METADATA_CHARS)
+        seconds = time.perf_counter() - started
+        log_rpc(APPLY_MOVE, False, code, seconds)
+        if self.observers:
+            notify(self.observers, APPLY_MOVE, code, seconds)
 
     @_on_client_input
     async def LegalMoves(

@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import sys
 
+from services.common import heap
 from services.common.logging import configure_logging
 from services.tournaments import settings as settings_module
 from services.tournaments.server import TournamentServer
@@ -17,6 +18,7 @@ from services.tournaments.settings import TournamentSettings
 
 async def serve(settings: TournamentSettings) -> None:
     server = await TournamentServer(settings).start()
+    heap.settle()
     print(f"listening on {server.address}", flush=True)
     await server.serve_until_signal()
 

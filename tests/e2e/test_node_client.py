@@ -79,6 +79,31 @@ def metrics(port: int) -> dict[str, float]:
     return out
 
 
+def play(node: str, modules: Path, script: str, address: str) -> dict:
+    """Run one of the client's scripts (a whole Dwarves Duel) and read its
+    JSON line: a whole match played, every move a version, an outcome."""
+    run = subprocess.run(
+        [node, str(CLIENT / script), address, "dwarves_duel"],
+        env={**os.environ, "NODE_PATH": str(modules)},
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert result["moves"] > 10 and result["version"] == result["moves"]
+    assert result["outcome"]["ranks"], result
+    return result
+
+
+def rpc_count(port: int, method: str, code: str = "OK") -> float:
+    """The match service's count of ``method`` calls ended with ``code``."""
+    service = "tabletop.match.v1.MatchService"
+    key = f'tabletop_rpc_seconds_count{{code="{code}",method="{method}",service="{service}"}}'
+    return metrics(port).get(key, 0.0)
+
+
 def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> None:
     node, npm = _tools()
     modules = node_modules(npm)
@@ -93,18 +118,7 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         assert {"event": "dev_jwt_secret", "level": "warning"}.items() <= next(
             r for r in match_log if r["event"] == "dev_jwt_secret"
         ).items()
-        run = subprocess.run(
-            [node, str(CLIENT / "play.js"), stack.endpoints()["match"], "dwarves_duel"],
-            env={**os.environ, "NODE_PATH": str(modules)},
-            capture_output=True,
-            text=True,
-            timeout=400,
-            check=False,
-        )
-        assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
-        result = json.loads(run.stdout.strip().splitlines()[-1])
-        assert result["moves"] > 10 and result["version"] == result["moves"]
-        assert result["outcome"]["ranks"], result
+        result = play(node, modules, "play.js", stack.endpoints()["match"])
         assert result["rejections"] == {
             "anonymous": "missing_token",
             "forged": "invalid_token",
@@ -121,13 +135,9 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         # The operator's side of the same match: every RPC counted, the
         # watches closed once the client has gone.
         match_port = settings.metrics_ports[1]
-        service = "tabletop.match.v1.MatchService"
 
         def count(method: str, code: str = "OK") -> float:
-            key = (
-                f'tabletop_rpc_seconds_count{{code="{code}",method="{method}",service="{service}"}}'
-            )
-            return metrics(match_port).get(key, 0.0)
+            return rpc_count(match_port, method, code)
 
         # (a call is counted as it ends, a stream once the server closed it:
         # wait for the counts rather than read them at once)
@@ -143,5 +153,39 @@ def test_the_node_client_plays_dwarves_duel_from_both_seats(tmp_path: Path) -> N
         ):
             assert time.monotonic() < deadline, "watchers_connected stays above 0"
             time.sleep(0.1)
+    finally:
+        stack.stop()
+
+
+def test_the_node_client_plays_a_match_over_play_match_streams(tmp_path: Path) -> None:
+    """``play_stream.js``: a PlayMatch stream per seat carries the moves and
+    the live commits; refusals are error frames and the streams stay open."""
+    node, npm = _tools()
+    modules = node_modules(npm)
+    settings = StackSettings.ephemeral(tmp_path / "data")
+    stack = Stack(settings, echo=lambda _line: None)
+    stack.start()
+    try:
+        result = play(node, modules, "play_stream.js", stack.endpoints()["match"])
+        assert result["refusals"] == {
+            "off_turn": "not_your_turn",
+            "off_turn_code": "FAILED_PRECONDITION",
+            "stale": "stale_version",
+            "stale_current": "0",
+        }
+        checks = result["checks"]
+        assert checks["watched"] == 2 * (result["version"] + 1)
+        assert checks["hidden"] > 0, "there were hidden cards to keep hidden"
+        # each move was answered by its own commit frame
+        assert checks["answered_by_commit"] == result["moves"]
+
+        # Every move went over the streams: no SubmitMove at all.
+        match_port = settings.metrics_ports[1]
+
+        def count(method: str, code: str = "OK") -> float:
+            return rpc_count(match_port, method, code)
+
+        wait_until(lambda: count("PlayMatch") == 2, what="PlayMatch count")
+        assert count("SubmitMove") == 0
     finally:
         stack.stop()

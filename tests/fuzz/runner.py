@@ -221,6 +221,15 @@ class FuzzStack:
         return True
 
 
+def _resumes(method: str, request: Any) -> bool:
+    """A follow stream opened after a version: silent until the next commit."""
+    if method.endswith("/WatchMatch"):
+        return request.HasField("after_version")
+    if method.endswith("/PlayMatch"):
+        return request.HasField("open") and request.open.HasField("after_version")
+    return False
+
+
 def _methods(stack: FuzzStack) -> list[tuple[str, str, Any, Any, bool]]:
     """``(channel, full method, request descriptor, request class, server streaming)``
     for every RPC of the public services."""
@@ -334,9 +343,10 @@ class Fuzzer:
 
     async def _read_stream(self, call: Any, method: str, request: Any) -> grpc.StatusCode:
         """Read up to 3 messages. A stream due to answer at once (all but a
-        WatchMatch resuming after a version) must send one, or its status,
-        within 5 s; after that, waiting for the next commit is normal."""
-        due = not (method.endswith("/WatchMatch") and request.HasField("after_version"))
+        WatchMatch or PlayMatch resuming after a version: the match may be
+        there already) must send one, or its status, within 5 s; after that,
+        waiting for the next commit is normal."""
+        due = not _resumes(method, request)
         got = 0
         try:
             for _ in range(3):

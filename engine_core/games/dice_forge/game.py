@@ -12,7 +12,7 @@ from engine_core.errors import NotYourTurn
 from engine_core.games.dice_forge import data, rules
 from engine_core.games.dice_forge.events import DiceForgeEvent
 from engine_core.games.dice_forge.evolve import evolve
-from engine_core.games.dice_forge.moves import DiceForgeMove
+from engine_core.games.dice_forge.moves import DiceForgeMove, ForgeFace
 from engine_core.games.dice_forge.state import PlaceFace, State
 from engine_core.rng import Rng, derive
 from engine_core.types import Outcome, Seat
@@ -87,8 +87,11 @@ class DiceForge(BaseGame):
         if not moves:
             raise NotYourTurn(message=f"seat {seat} has nothing to do")
         if isinstance(rules.seat_task(state, seat), PlaceFace):
+            # a placement, never a token the seat holds (a Triton token is offered too)
             dice = state.players[seat].dice
-            return min(moves, key=lambda m: data.face_worth(dice[m.die][m.slot]))
+            places = [m for m in moves if isinstance(m, ForgeFace)]
+            if places:
+                return min(places, key=lambda m: data.face_worth(dice[m.die][m.slot]))
         return moves[0]
 
     def max_moves(self, players: int) -> int:

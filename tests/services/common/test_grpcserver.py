@@ -5,6 +5,7 @@ import asyncio
 import contextlib
 import io
 import json
+import uuid
 
 import grpc
 import pytest
@@ -261,15 +262,12 @@ async def test_the_level_of_a_call_says_whose_fault_it_was(channel, logs, payloa
 async def test_polled_reads_are_debug_with_one_in_n_sampled_at_info(logs):
     """GetMatch-like reads: OK calls at debug, every Nth at info with
     ``sample=N``; a refused read is logged like any other call."""
-    from services.common.errors import ErrorInterceptor
-    from services.common.logging import LoggingInterceptor
+    from services.common.interceptor import RpcInterceptor
 
     configure_logging(service="test", fmt="json", level="INFO", stream=logs.buffer)
     method = f"/{SERVICE}/Echo"
-    srv = GrpcServer(
-        ServerConfig(host="127.0.0.1", port=0),
-        interceptors=(LoggingInterceptor(read_methods={method}, sample=5), ErrorInterceptor()),
-    )
+    interceptor = RpcInterceptor(read_methods={method}, sample=5)
+    srv = GrpcServer(ServerConfig(host="127.0.0.1", port=0), interceptors=(interceptor,))
     srv.add_service(_register, None, SERVICE)
     await srv.start()
     try:
@@ -290,14 +288,75 @@ async def test_polled_reads_are_debug_with_one_in_n_sampled_at_info(logs):
         await srv.stop(0)
 
 
-async def test_the_default_chain_wraps_a_method_once_not_once_per_call(valkey_server) -> None:
-    """Every interceptor of the default chain (rate limits on) hands back the
-    same wrapped handler on each call of a method: no wrapping per call."""
+class _Recorder(grpc.aio.ServerInterceptor):
+    """The outermost interceptor: keeps each handler of ``method`` that the
+    interceptors below it hand to grpc."""
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.handlers: list = []
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        if handler_call_details.method == self.method:
+            self.handlers.append(handler)
+        return handler
+
+
+async def test_a_guard_of_its_own_after_the_one_interceptor(valkey_server) -> None:
+    """A guard as an interceptor of its own (rate limits on), after
+    ``RpcInterceptor``: grpc is handed the same wrapped handler on each call
+    of a method, whoever calls (both cache their wrapping per method), and
+    the guard's refusal leaves as a rich status."""
     from services.common.auth import AuthSettings, Tokens
-    from services.common.bounds import BoundsInterceptor
-    from services.common.errors import ErrorInterceptor
-    from services.common.logging import LoggingInterceptor
-    from services.common.metrics import MetricsInterceptor
+    from services.common.errors import retry_info
+    from services.common.interceptor import RpcInterceptor
+    from services.common.ratelimit import (
+        LimitSettings,
+        Rate,
+        RateLimiter,
+        RateLimitInterceptor,
+        _Rule,
+    )
+
+    method = f"/{SERVICE}/Echo"
+    rule = f"own_guard_{uuid.uuid4().hex}"  # a key of its own in the shared store
+    limiter = RateLimiter.connect(valkey_server.url, LimitSettings(enabled=True))
+    guard = RateLimitInterceptor(
+        limiter, Tokens(AuthSettings(secret="x" * 32)), {method: _Rule(rule, Rate(2, 60))}
+    )
+    recorder = _Recorder(method)
+    srv = GrpcServer(
+        ServerConfig(host="127.0.0.1", port=0), interceptors=(recorder, RpcInterceptor(), guard)
+    )
+    srv.add_service(_register, None, SERVICE)
+    await srv.start()
+    try:
+        async with grpc.aio.insecure_channel(srv.address) as ch:
+            echo = ch.unary_unary(method)
+            # no valid token: each call is counted by the peer's address
+            assert await echo(b"a", metadata=(("authorization", "Bearer a"),)) == b"a"
+            assert await echo(b"b", metadata=(("authorization", "Bearer b"),)) == b"b"
+            with pytest.raises(grpc.aio.AioRpcError) as e:
+                await echo(b"c")
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        info = error_info(e.value)
+        assert info is not None and info.domain == "tabletop"
+        assert info.reason == "rate_limited" and info.metadata["rule"] == rule
+        assert retry_info(e.value) is not None
+        first, second, third = recorder.handlers
+        assert first is second and second is third
+        assert first.unary_unary is not _echo
+    finally:
+        await srv.stop(0)
+        await limiter.close()
+
+
+async def test_the_one_interceptor_wraps_a_method_once_not_once_per_call(valkey_server) -> None:
+    """``RpcInterceptor`` (the default, rate limits on as a guard) hands back
+    the same wrapped handler on each call of a method."""
+    from services.common.auth import AuthSettings, Tokens
+    from services.common.interceptor import RpcInterceptor
     from services.common.ratelimit import (
         LimitSettings,
         Rate,
@@ -312,34 +371,36 @@ async def test_the_default_chain_wraps_a_method_once_not_once_per_call(valkey_se
         guard = RateLimitInterceptor(
             limiter, Tokens(AuthSettings(secret="x" * 32)), {method: _Rule("r", Rate(5, 1))}
         )
-        chain = [
-            MetricsInterceptor(),
-            LoggingInterceptor(),
-            ErrorInterceptor(),
-            guard,
-            BoundsInterceptor(),
-        ]
+        interceptor = RpcInterceptor(guards=[guard])
         handler = grpc.unary_unary_rpc_method_handler(_echo)
 
-        async def innermost(details):  # grpc's own lookup: one handler per method
+        async def lookup(details):
             return handler
-
-        def continuation(i):
-            if i == len(chain):
-                return innermost
-
-            async def next_one(details):
-                return await chain[i].intercept_service(continuation(i + 1), details)
-
-            return next_one
 
         class Details(grpc.HandlerCallDetails):
             def __init__(self, metadata):
                 self.method, self.invocation_metadata = method, metadata
 
-        first = await continuation(0)(Details((("authorization", "Bearer a"),)))
-        second = await continuation(0)(Details((("authorization", "Bearer b"),)))
+        first = await interceptor.intercept_service(lookup, Details((("authorization", "a"),)))
+        second = await interceptor.intercept_service(lookup, Details((("authorization", "b"),)))
         assert first is second
-        assert first is not handler
+        assert first is not handler and first.unary_unary is not handler.unary_unary
     finally:
         await limiter.close()
+
+
+async def test_the_rpc_line_follows_the_level_of_each_configuration(channel, logs) -> None:
+    """The ``rpc`` line's logger is resolved once per configuration: a level
+    turned off writes nothing, turned on again the line is back."""
+    echo = channel.unary_unary(f"/{SERVICE}/Echo")
+    configure_logging(service="test", fmt="json", level="WARNING", stream=logs.buffer)
+    logs.take()
+    assert await echo(b"quiet") == b"quiet"
+    with pytest.raises(grpc.aio.AioRpcError):
+        await echo(b"no_token")  # a warning: still written
+    (line,) = await logs.rpc()
+    assert line["code"] == "UNAUTHENTICATED" and line["level"] == "warning"
+    configure_logging(service="test", fmt="json", level="INFO", stream=logs.buffer)
+    assert await echo(b"loud") == b"loud"
+    (line,) = await logs.rpc()
+    assert line["code"] == "OK" and line["level"] == "info" and line["component"] == "rpc"

@@ -1,5 +1,6 @@
-"""The per-RPC metrics interceptor: every call timed and counted by its final
-status (what the error mapping chose), streams included, calls in flight."""
+"""The per-RPC metrics of the server's interceptor (``RpcInterceptor``): every
+call timed and counted by its final status (what the error mapping chose),
+streams included, calls in flight."""
 
 from __future__ import annotations
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import msgspec
 import redis.asyncio as redis
 
 from services.match.cache import RedisProjectionCache
@@ -135,4 +138,51 @@ async def test_the_write_behind_coalesces_a_hot_match_and_ends_current(valkey_se
         assert await cache.get("m1") == projection(6, keys)
     finally:
         await writer.close()
+        await client.aclose()
+
+
+async def test_the_write_behind_writes_a_full_batch_before_its_window_ends(valkey_server) -> None:
+    client = redis.from_url(valkey_server.url)
+    cache = RedisProjectionCache(client)
+    hot: dict[str, Projection] = {}
+    writer = WriteBehind(cache, hot.get, interval_s=60.0, max_batch=3)
+    try:
+        ids = [f"batch{i}" for i in range(3)]
+        for match_id in ids[:2]:
+            writer.full(renamed(projection(1), match_id))
+        await asyncio.sleep(0)  # the writer waits for its window
+        assert len(writer) == 2
+        writer.full(renamed(projection(1), ids[2]))  # the batch is full: written now
+        deadline = asyncio.get_running_loop().time() + 5
+        while [await cache.get(i) for i in ids].count(None):
+            assert asyncio.get_running_loop().time() < deadline, "not written"
+            await asyncio.sleep(0.01)
+        assert len(writer) == 0
+    finally:
+        await writer.close()
+        await client.aclose()
+
+
+def renamed(p: Projection, match_id: str) -> Projection:
+    return msgspec.structs.replace(p, meta=msgspec.structs.replace(p.meta, match_id=match_id))
+
+
+async def test_one_call_writes_several_matches_each_forward_only(valkey_server) -> None:
+    client = redis.from_url(valkey_server.url)
+    cache = RedisProjectionCache(client)
+    try:
+        many = {f"key{i}": i for i in range(5000)}  # a long match: 10,000 arguments
+        a, b, c = (renamed(projection(3, many), "pa"), renamed(projection(1), "pb"), "pc")
+        assert await cache.put_many([(a, None, None), (b, None, None)]) == [True, True]
+        writes = [
+            (renamed(projection(4), "pa"), {"k4": 4}, 3),  # on top of 3: applies
+            (renamed(projection(5), "pb"), {"k5": 5}, 4),  # pb is at 1, not 4: refused
+            (renamed(projection(2), c), None, None),  # a new entry
+            (renamed(projection(0), "pb"), None, None),  # older than pb's: refused
+        ]
+        assert await cache.put_many(writes) == [True, False, True, False]
+        assert await cache.get("pa") == renamed(projection(4, {**many, "k4": 4}), "pa")
+        assert await cache.get("pb") == b
+        assert (await cache.get(c)).version == 2
+    finally:
         await client.aclose()

@@ -16,6 +16,8 @@ import nats
 import pytest
 
 from services.common.auth import Tokens, bearer_metadata
+from services.match.relay import FinishedRelay
+from services.match.store import FINISHED_HEADERS
 from services.matchmaking.ratings import Ratings
 from services.matchmaking.results import ResultsConsumer
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -66,11 +68,8 @@ async def poll(condition, timeout: float = 15.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
-    start_service, settings, nats_server, valkey_server
-) -> None:
-    tokens = Tokens(settings.auth)
-    meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
+async def finish_and_die(settings, meta) -> str:
+    """A match won on a replica that is killed before the fact goes out."""
     proc, address = spawn_crashing(settings)
     try:
         async with grpc.aio.insecure_channel(address) as channel:
@@ -98,6 +97,16 @@ async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    return match_id
+
+
+async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
+    start_service, settings, nats_server, valkey_server
+) -> None:
+    """The relay that starts after the crash finds the commit from its cursor."""
+    tokens = Tokens(settings.auth)
+    meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
+    match_id = await finish_and_die(settings, meta)
     commits = await stream_commits(settings.nats_url, match_id)
     assert commits[-1].version == 5 and commits[-1].outcome is not None
     assert await facts_on(settings.nats_url, match_id) == 0  # lost with the process
@@ -154,3 +163,61 @@ async def _seq_of_last(settings, match_id: str) -> int:
         return msg.seq
     finally:
         await nc.close()
+
+
+async def test_a_running_relay_relays_what_another_replica_lost_and_moves_its_cursor(
+    start_service, settings, nats_server
+) -> None:
+    """A replica that runs when another one dies after the finishing commit
+    relays the fact from its tap's delivery, once; its cursor then passes the
+    commit, so a relay started later does not look at it again."""
+    tokens = Tokens(settings.auth)
+    meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
+    running = await start_service()
+    relay = running.server.relay
+    assert relay is not None
+    match_id = await finish_and_die(settings, meta)
+    assert await facts_on(settings.nats_url, match_id) == 0  # lost with the process
+
+    async def relayed() -> bool:
+        return await facts_on(settings.nats_url, match_id) == 1
+
+    await poll(relayed)
+    assert relay.relayed == 1
+    last = await _seq_of_last(settings, match_id)
+
+    async def cursor_past() -> bool:
+        cursor = await running.app.index.relay_cursor()
+        return cursor is not None and cursor >= last
+
+    await poll(cursor_past)
+    later = await start_service()
+    assert later.server.relay is not None
+
+    async def started() -> bool:
+        return later.server.relay.live_after is not None
+
+    await poll(started)
+    assert later.server.relay.floor >= last and not later.server.relay.unsettled
+    assert later.server.relay.relayed == 0
+    assert await facts_on(settings.nats_url, match_id) == 1
+
+
+async def test_the_cursor_never_passes_a_finishing_commit_without_its_fact() -> None:
+    """The relay's position stays below the oldest finishing commit it has
+    not settled, however far the tap moved on."""
+    relay = FinishedRelay(None, None, None, None, delay_s=0.0)  # type: ignore[arg-type]
+    relay.live_after = relay.floor = 10  # caught up to where the tap started
+    relay.on_commit(11, "a", {"Nats-Msg-Id": "a:1"})
+    assert relay.cursor == 11
+    relay.on_commit(12, "b", dict(FINISHED_HEADERS))
+    relay.on_commit(13, "c", None)
+    relay.on_commit(14, "d", dict(FINISHED_HEADERS))
+    assert relay.cursor == 11
+    relay.known.add("b")  # its fact is stored (by the write path)
+    relay.known.add("d")
+    await relay._settle_due()
+    assert relay.cursor == 14 and not relay.unsettled
+    relay.known.add("e")
+    relay.on_commit(15, "e", dict(FINISHED_HEADERS))  # known at once: nothing to settle
+    assert relay.cursor == 15

@@ -10,10 +10,15 @@ import pytest
 
 from engine_core.registry import default_registry
 from services.common.errors import error_info
+from services.common.grpcserver import GrpcServer, ServerConfig
+from services.match.ports import RulesUnavailable
 from services.match.rules_grpc import GrpcRules
+from services.rules.client import RulesError
 from services.rules.server import build_server
+from services.rules.servicer import SERVICE_NAME, RulesServicer
 from services.rules.settings import RulesSettings
 from tabletop.match.v1 import match_pb2
+from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 from tests.services.match.conftest import stream_commits
 from tests.services.match.helpers import (
     commits_of,
@@ -141,3 +146,74 @@ async def test_default_move_rpc(rules_server) -> None:
         with pytest.raises(RulesError) as e:
             await client.default_move("", played.state, 0, bot="nobody")
         assert e.value.reason == "unknown_bot"
+
+
+class _Silent(RulesServicer):
+    """Reads ApplyMoves calls and never answers them."""
+
+    async def ApplyMoves(self, requests, context):
+        async for _ in requests:
+            pass
+        yield rules_pb2.ApplyMovesResponse()
+
+
+def _before_apply_moves(servicer, server) -> None:
+    """Registers the unary RPCs only: a rules service from before ApplyMoves
+    (gRPC answers UNIMPLEMENTED for it)."""
+    service = rules_pb2.DESCRIPTOR.services_by_name["RulesService"]
+    handlers = {
+        m.name: grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, m.name),
+            request_deserializer=getattr(rules_pb2, m.input_type.name).FromString,
+            response_serializer=getattr(rules_pb2, m.output_type.name).SerializeToString,
+        )
+        for m in service.methods
+        if m.name != "ApplyMoves"
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(service.full_name, handlers),)
+    )
+
+
+async def _serving(servicer, register=rules_pb2_grpc.add_RulesServiceServicer_to_server):
+    server = GrpcServer(ServerConfig(host="127.0.0.1", port=0, grace_seconds=0.1))
+    server.add_service(register, servicer, SERVICE_NAME)
+    await server.start()
+    return server
+
+
+async def test_a_decision_past_its_deadline_is_rules_unavailable() -> None:
+    server = await _serving(_Silent())
+    rules = GrpcRules(server.address, timeout_s=0.3, streams=2)
+    try:
+        new = await rules.setup("tic_tac_toe", 2, "", b"seed")
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(RulesUnavailable, match="DEADLINE_EXCEEDED"):
+            await rules.decide(new.state, 0, json.dumps({"type": "place_mark", "cell": 4}), b"")
+        assert 0.25 < asyncio.get_running_loop().time() - started < 2
+        streams = rules.client.streams
+        assert streams.calls == 1 and not any(s.pending for s in streams._streams if s)
+    finally:
+        await rules.close()
+        await server.stop(0.1)
+
+
+async def test_a_rules_service_without_apply_moves_is_called_unary() -> None:
+    server = await _serving(RulesServicer(), _before_apply_moves)
+    rules = GrpcRules(server.address, timeout_s=2.0, streams=2)
+    try:
+        new = await rules.setup("tic_tac_toe", 2, "", b"seed")
+        moves = [json.dumps({"type": "place_mark", "cell": c}) for c in (4, 0)]
+        one = await rules.decide(new.state, 0, moves[0], b"")
+        assert rules.client.streams.unary_only
+        two = await rules.decide(one.state, 1, moves[1], b"")
+        assert two.awaiting == (0,)
+        with pytest.raises(RulesError) as e:  # rejections as ever
+            await rules.decide(two.state, 0, moves[1], b"")
+        assert (e.value.status, e.value.reason) == (
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "cell_taken",
+        )
+    finally:
+        await rules.close()
+        await server.stop(0.1)

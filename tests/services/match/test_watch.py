@@ -8,7 +8,7 @@ import msgspec
 import pytest
 
 from engine_core.registry import default_registry
-from services.match.relay import RELAY_DURABLE
+from services.match.relay import LEGACY_DURABLE
 from tests.services.match.conftest import make_registry
 from tests.services.match.helpers import commits_of, play_out, states_by_version
 
@@ -225,9 +225,9 @@ async def test_a_replica_behind_the_stream_still_watches_every_commit(start_serv
 
 
 async def _consumers(service) -> set[str]:
-    """The match stream's consumers but the relay's durable one."""
+    """The match stream's consumers but the durable one of earlier relays."""
     infos = await service.app.store.js.consumers_info(service.app.store.config.name)
-    return {i.name for i in infos} - {RELAY_DURABLE}
+    return {i.name for i in infos} - {LEGACY_DURABLE}
 
 
 async def test_every_watch_of_a_process_shares_one_consumer(service) -> None:

@@ -1,0 +1,116 @@
+// The same workload as driver.js, against Tabletop's match service, from
+// Node: G concurrent loops of tic-tac-toe games, each game the same 9-move
+// draw, created with CreateMatch, each seat a PlayMatch stream (@grpc/grpc-js)
+// that follows the match live and carries the seat's moves; a seat moves only
+// once its own stream has shown the previous move. One gRPC connection for
+// all loops (as the Python driver's one channel).
+// Usage: node tabletop_driver.js <protos dir> <match address> <G> <seconds>
+// with one JSON list on stdin: per loop, the two players' [player id, token].
+// Prints one JSON line: moves, games, seconds, latency percentiles (ms).
+'use strict';
+const fs = require('node:fs');
+const grpc = require('@grpc/grpc-js');
+const protoLoader = require('@grpc/proto-loader');
+
+const [protos, address, loopsText, secondsText] = process.argv.slice(2);
+const loops = Number(loopsText);
+const seconds = Number(secondsText);
+const players = JSON.parse(fs.readFileSync(0, 'utf8'));
+const DRAW = [0, 1, 2, 4, 3, 5, 7, 6, 8]; // X O X O X O X O X: no line, a draw
+const MOVES = DRAW.map((c) => JSON.stringify({ type: 'place_mark', cell: c }));
+
+const definition = protoLoader.loadSync('tabletop/match/v1/match.proto', {
+  keepCase: true, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [protos],
+});
+const { MatchService } = grpc.loadPackageDefinition(definition).tabletop.match.v1;
+const client = new MatchService(address, grpc.credentials.createInsecure());
+
+function bearer(token) {
+  const m = new grpc.Metadata();
+  m.set('authorization', `Bearer ${token}`);
+  return m;
+}
+
+function createMatch(ids, metadata) {
+  return new Promise((resolve, reject) =>
+    client.CreateMatch({ game: 'tic_tac_toe', players: ids }, metadata, (e, r) => (e ? reject(e) : resolve(r))));
+}
+
+// One seat's stream for one game: the last version it has shown, and waiters.
+function seatStream(matchId, metadata) {
+  const call = client.PlayMatch(metadata);
+  const seat = { call, seen: -1, waiters: [] };
+  seat.ended = new Promise((resolve, reject) => {
+    call.on('end', resolve);
+    call.on('error', reject);
+  });
+  call.on('data', (f) => {
+    if (f.kind === 'error') {
+      call.destroy(new Error(`move ${f.ref} refused: ${f.error.reason}`));
+      return;
+    }
+    if (f.kind !== 'commit') return;
+    seat.seen = f.commit.version;
+    for (let i = seat.waiters.length - 1; i >= 0; i--) {
+      const w = seat.waiters[i];
+      if (seat.seen >= w.version) {
+        seat.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  });
+  seat.until = (version) =>
+    seat.seen >= version ? Promise.resolve() : new Promise((resolve) => seat.waiters.push({ version, resolve }));
+  call.write({ open: { match_id: matchId } });
+  return seat;
+}
+
+async function loop(k, deadline, latencies) {
+  const [[id0, token0], [id1, token1]] = players[k];
+  const meta = [bearer(token0), bearer(token1)];
+  let moves = 0;
+  let games = 0;
+  while (performance.now() < deadline) {
+    const { match_id: matchId } = await createMatch([id0, id1], meta[0]);
+    const seats = meta.map((m) => seatStream(matchId, m));
+    await Promise.all(seats.map((s) => s.until(0)));
+    for (let i = 0; i < MOVES.length; i++) {
+      const seat = i % 2;
+      const t = performance.now();
+      seats[seat].call.write({ move: { ref: String(i), move_json: MOVES[i] } });
+      if (i + 1 < MOVES.length) await seats[1 - seat].until(i + 1);
+      else await Promise.all(seats.map((s) => s.ended)); // both streams end with the match
+      latencies.push(performance.now() - t);
+      moves += 1;
+    }
+    seats.forEach((s) => s.call.end());
+    games += 1;
+  }
+  return { moves, games };
+}
+
+function pct(sorted, q) {
+  if (!sorted.length) return null;
+  const k = Math.max(0, Math.min(sorted.length - 1, Math.round((q / 100) * sorted.length + 0.5) - 1));
+  return sorted[k];
+}
+
+(async () => {
+  const latencies = [];
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  const results = await Promise.all(Array.from({ length: loops }, (_, k) => loop(k, deadline, latencies)));
+  const elapsed = (performance.now() - started) / 1000;
+  const moves = results.reduce((a, r) => a + r.moves, 0);
+  const games = results.reduce((a, r) => a + r.games, 0);
+  latencies.sort((a, b) => a - b);
+  console.log(JSON.stringify({
+    loops, moves, games, seconds: elapsed, moves_per_s: moves / elapsed,
+    latency: { n: latencies.length, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99) },
+  }));
+  client.close();
+  process.exit(0);
+})().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
