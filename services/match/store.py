@@ -182,6 +182,21 @@ class StoreUnavailable(Exception):
     """JetStream did not answer in time, or refused: nothing was written."""
 
 
+def _read_failed(e: nats.errors.Error) -> Exception:
+    """What a failed read raises: ``StoreUnavailable`` for a timeout, a lost
+    connection or a refusal of the moment (a 5xx or 408 status, such as 503
+    10008 "JetStream system temporarily unavailable" while the stream elects
+    a leader); the API error itself for any other refusal, a request this
+    code got wrong (a bug)."""
+    if isinstance(e, APIError):
+        if e.code is not None and e.code < 500 and e.code != 408:
+            return e
+        return StoreUnavailable(
+            f"JetStream refused the read: {e.code} {e.err_code} {e.description or ''}".rstrip()
+        )
+    return StoreUnavailable(f"JetStream did not answer: {e!r}")
+
+
 class AppendOutcomeUnknown(StoreUnavailable):
     """An append was sent (or buffered by the client library) and not
     acknowledged: it may still be stored. nats-py keeps the messages published
@@ -325,10 +340,8 @@ class JetStreamStore:
             msg = await self.js.get_last_msg(self.config.name, self.subject(match_id))
         except NotFoundError:
             return 0
-        except APIError:
-            raise
         except nats.errors.Error as e:
-            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+            raise _read_failed(e) from None
         assert msg.seq is not None
         return msg.seq
 
@@ -337,10 +350,8 @@ class JetStreamStore:
             msg = await self.js.get_last_msg(self.config.name, self.subject(match_id), direct=True)
         except NotFoundError:
             return None
-        except APIError:
-            raise
         except nats.errors.Error as e:
-            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+            raise _read_failed(e) from None
         assert msg.seq is not None and msg.data is not None
         return msg.seq, self.decode(msg.data)
 
@@ -352,7 +363,7 @@ class JetStreamStore:
             except NotFoundError:  # a replica that has not caught up: ask the leader
                 msg = await self.js.get_msg(self.config.name, seq=seq)
         except nats.errors.Error as e:
-            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+            raise _read_failed(e) from None
         assert msg.data is not None
         return self.decode(msg.data)
 
@@ -368,10 +379,8 @@ class JetStreamStore:
             )
         except NotFoundError:
             return None
-        except APIError:
-            raise
         except nats.errors.Error as e:
-            raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+            raise _read_failed(e) from None
         assert msg.seq is not None and msg.data is not None
         return msg.seq, self.decode(msg.data)
 
@@ -423,9 +432,9 @@ class JetStreamStore:
                     except NotFoundError:
                         return
                     except nats.errors.Error as e:
-                        raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+                        raise _read_failed(e) from None
                 except nats.errors.Error as e:  # timeout, no responders...
-                    raise StoreUnavailable(f"JetStream did not answer: {e!r}") from None
+                    raise _read_failed(e) from None
                 assert msg.seq is not None and msg.data is not None
                 if msg.seq > last:
                     return

@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import grpc
+import nats
 import pytest
 
 from services.common.auth import AuthSettings, Tokens
@@ -16,6 +17,7 @@ from services.common.servers import free_port
 from services.match.ports import InProcessRules
 from services.match.server import MatchServer
 from services.match.settings import MatchSettings
+from services.match.store import JetStreamStore, StoreUnavailable, StreamConfig, ensure_streams
 
 from .conftest import SECRET, Player
 
@@ -68,3 +70,34 @@ async def test_the_match_service_uses_every_node_of_the_list(cluster, valkey_ser
     finally:
         await channel.close()
         await server.stop(0.2)
+
+
+async def test_a_read_of_a_stream_without_a_leader_is_unavailable_not_an_api_error(
+    cluster,
+) -> None:
+    """With two of three nodes gone, the stream has no leader and the last
+    node answers reads with 503 10008 "JetStream system temporarily
+    unavailable": a refusal of the moment, so ``StoreUnavailable`` (the
+    client's UNAVAILABLE, to retry), not a raw API error (its INTERNAL)."""
+    nc = await nats.connect(cluster.urls, max_reconnect_attempts=-1, reconnect_time_wait=0.1)
+    try:
+        js = nc.jetstream(timeout=0.5)
+        config = StreamConfig(replicas=3)
+        await ensure_streams(js, config)
+        store = JetStreamStore(js, config, timeout_s=0.5, nc=nc)
+        assert await store.last_seq("m1") == 0
+        survivor = cluster.nodes[0]
+        for node in cluster.nodes[1:]:
+            node.stop(kill=True)
+        refusals: list[str] = []
+        deadline = time.monotonic() + 30.0
+        while not any("10008" in r for r in refusals):
+            assert time.monotonic() < deadline, f"never refused as leaderless: {refusals}"
+            try:
+                await store.last_seq("m1")
+            except StoreUnavailable as e:  # anything else fails the test
+                refusals.append(str(e))
+            await asyncio.sleep(0.05)
+        assert f":{survivor.port}" in nc.connected_url.netloc  # type: ignore[union-attr]
+    finally:
+        await nc.close()
