@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge, Histogram
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
 
 SUBMIT_SECONDS = Histogram(
     "tabletop_match_submit_seconds",
@@ -93,3 +99,48 @@ IDLE_MAX = Gauge(
 SCANNED_AT = Gauge(
     "tabletop_match_scan_timestamp_seconds", "When the last active-match scan finished"
 )
+
+
+class RulesStreams(Collector):
+    """The ApplyMoves streams of this process's rules clients
+    (``services.rules.client.MoveStreams``), read when scraped: their plain
+    integer counts cost a call nothing. A client's counts go with it (a
+    counter reset, as at a restart)."""
+
+    _COUNTS = (
+        ("opened", "rules_streams_opened", "ApplyMoves streams opened to the rules service"),
+        (
+            "respread",
+            "rules_streams_respread",
+            "ApplyMoves streams replaced for landing on a rules server another stream was on",
+        ),
+        ("resent", "rules_calls_resent", "Rules calls sent again after their stream broke"),
+        ("calls", "rules_stream_calls", "Rules calls sent on ApplyMoves streams"),
+        (
+            "messages",
+            "rules_stream_messages",
+            "ApplyMovesRequest messages written (calls over messages: the batching)",
+        ),
+    )
+
+    def __init__(self) -> None:
+        self._streams: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def track(self, streams: Any) -> None:
+        self._streams.add(streams)
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        live = list(self._streams)
+        for attr, name, doc in self._COUNTS:
+            yield CounterMetricFamily(
+                f"tabletop_match_{name}", doc, value=sum(getattr(s, attr) for s in live)
+            )
+        yield GaugeMetricFamily(
+            "tabletop_match_rules_unary_only",
+            "1 while a rules client sends every call unary (the server has no ApplyMoves)",
+            value=float(any(s.unary_only for s in live)),
+        )
+
+
+RULES_STREAMS = RulesStreams()
+REGISTRY.register(RULES_STREAMS)

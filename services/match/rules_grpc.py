@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import grpc
 
 from services.common.auth import ServiceToken
+from services.match import metrics
 from services.match.model import Decision
 from services.match.ports import RulesUnavailable
 from services.rules.client import Played, RulesClient, RulesError
@@ -53,6 +54,8 @@ class GrpcRules:
             metadata=token.metadata if token is not None else None,
             streams=streams,
         )
+        if self.client.streams is not None:
+            metrics.RULES_STREAMS.track(self.client.streams)
 
     async def close(self) -> None:
         await self.client.close()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 
 import grpc
 import pytest
+from prometheus_client import REGISTRY
 
 from engine_core.registry import default_registry
 from services.common.errors import error_info
@@ -206,6 +208,7 @@ async def test_a_rules_service_without_apply_moves_is_called_unary() -> None:
         moves = [json.dumps({"type": "place_mark", "cell": c}) for c in (4, 0)]
         one = await rules.decide(new.state, 0, moves[0], b"")
         assert rules.client.streams.unary_only
+        assert _scraped("tabletop_match_rules_unary_only") == 1
         two = await rules.decide(one.state, 1, moves[1], b"")
         assert two.awaiting == (0,)
         with pytest.raises(RulesError) as e:  # rejections as ever
@@ -217,3 +220,38 @@ async def test_a_rules_service_without_apply_moves_is_called_unary() -> None:
     finally:
         await rules.close()
         await server.stop(0.1)
+
+
+def _scraped(name: str) -> float:
+    value = REGISTRY.get_sample_value(name)
+    assert value is not None, f"{name} is not exported"
+    return value
+
+
+_STREAM_COUNTS = {
+    "opened": "tabletop_match_rules_streams_opened_total",
+    "respread": "tabletop_match_rules_streams_respread_total",
+    "calls": "tabletop_match_rules_stream_calls_total",
+    "messages": "tabletop_match_rules_stream_messages_total",
+    "resent": "tabletop_match_rules_calls_resent_total",
+}
+
+
+async def test_the_rules_streams_counts_are_scraped_as_match_metrics(rules_server) -> None:
+    gc.collect()  # a client of an earlier test collected now, not between the readings
+    before = {n: _scraped(m) for n, m in _STREAM_COUNTS.items()}
+    rules = GrpcRules(f"127.0.0.1:{rules_server.port}", timeout_s=2.0, streams=2)
+    try:
+        state = (await rules.setup("tic_tac_toe", 2, "", b"seed")).state
+        for seat, cell in enumerate((4, 0, 8)):
+            move = json.dumps({"type": "place_mark", "cell": cell})
+            state = (await rules.decide(state, seat % 2, move, b"")).state
+        streams = rules.client.streams
+        after = {n: _scraped(m) for n, m in _STREAM_COUNTS.items()}
+        assert {n: after[n] - before[n] for n in _STREAM_COUNTS} == {
+            n: getattr(streams, n) for n in _STREAM_COUNTS
+        }
+        assert streams.calls >= 3 and streams.opened >= 1
+        assert _scraped("tabletop_match_rules_unary_only") == 0
+    finally:
+        await rules.close()
