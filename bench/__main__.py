@@ -311,13 +311,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     console.print("goals: " + json.dumps(out["goals"]))
     RESULTS.mkdir(exist_ok=True)
-    name = dt.date.today().isoformat() + ("-quick" if quick else "")
-    path = RESULTS / f"{name}.json"
+    path = results_path(RESULTS, dt.date.today().isoformat() + ("-quick" if quick else ""))
     path.write_text(json.dumps(out, indent=2) + "\n")
     console.print(
         f"wrote {path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path} in {out['seconds']:.0f} s"
     )
     return 0
+
+
+def results_path(folder: Path, name: str) -> Path:
+    """``<name>.json`` in ``folder``, or ``<name>-2.json``, ``-3``... when a run
+    of the same day is there already: a run never overwrites another."""
+    path, n = folder / f"{name}.json", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{name}-{n}.json"
+    return path
 
 
 if __name__ == "__main__":
