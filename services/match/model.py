@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 import time
 from datetime import UTC, datetime
 
@@ -268,5 +269,10 @@ def same_request(stored: str, request: str) -> bool:
     return stored == request
 
 
+_MATCH_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
 def valid_match_id(match_id: str) -> bool:
-    return 0 < len(match_id) <= 64 and all(c.isalnum() or c in "-_" for c in match_id)
+    """1 to 64 ASCII letters, digits, ``-`` and ``_``: one token of a NATS
+    subject, whatever the client sent."""
+    return _MATCH_ID.fullmatch(match_id) is not None

@@ -166,3 +166,12 @@ async def test_unicode_ids_are_not_echoed_past_the_trailer_limits(service):
         assert len((e.value.details() or "").encode()) <= 512
         info = error_info(e.value)
         assert all(len(v.encode()) <= 128 for v in info.metadata.values())
+
+
+async def test_a_match_id_outside_ascii_letters_digits_dash_underscore_is_bad_match_id(service):
+    """One token of a NATS subject, ASCII only: no wildcard, no dot, no
+    letter of another script, no trailing newline."""
+    alice = service.player("alice")
+    for bad in ("café", "٣٤", "m.x", "m*", "m>", "m\n", "m x"):
+        await _refused(alice.get(bad), reason="bad_match_id")
+        await _refused(alice.submit(bad, '{"type":"place_mark","cell":4}'), reason="bad_match_id")
