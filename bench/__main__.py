@@ -1,5 +1,6 @@
 """``make bench``: every figure in one run, a table on the terminal and
-``bench/results/<date>.json`` (``<date>-2.json``... for a later run of the day) with the machine, versions, figures and ratios.
+``bench/results/<date>.json`` (``<date>-2.json``... for a later run of the
+day) with the machine, versions, figures and ratios.
 
 Figures that matter are ratios to a baseline measured in the same run, because
 the machine is shared and noisy (docs/benchmarks.md).
