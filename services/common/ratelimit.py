@@ -5,6 +5,14 @@ valid token (``GuestLogin`` is always counted by peer address). Service tokens
 (``role: "service"``) and bot subjects (``bot:...``) are exempt: the bot worker,
 matchmaking and the rules client play and create at machine speed on purpose.
 
+A service calling for a client who has no token yet (the gateway's
+``GuestLogin`` for a browser) names that client's address in
+``tabletop-client-address`` (``CLIENT_ADDRESS_HEADER``) beside its service
+token: the call is then counted as ``peer:<that address>``, so every browser
+behind one gateway has a budget of its own, not one shared by all. The
+header counts only with a valid service token; from anyone else it is
+ignored (a client cannot choose the address it is counted under).
+
 * **Rates** (``GuestLogin``, ``CreateMatch``, ``SubmitMove``, ``Enqueue``): a
   GCRA (generic cell rate algorithm) in one Lua script per call: one key per
   rule and caller holding the theoretical arrival time, so ``N per S seconds``
@@ -63,6 +71,7 @@ from services.common.errors import ResourceExhausted, ServiceError
 from services.common.logging import as_async_iter, wrap_handler
 
 __all__ = [
+    "CLIENT_ADDRESS_HEADER",
     "LimitSettings",
     "MessageRate",
     "Rate",
@@ -74,6 +83,11 @@ __all__ = [
 ]
 
 log = structlog.get_logger("tabletop.ratelimit")
+
+CLIENT_ADDRESS_HEADER = "tabletop-client-address"
+"""Metadata a service sends with its token: the address of the client it
+calls for (see the module)."""
+MAX_CLIENT_ADDRESS = 64
 
 LIMITED = Counter("tabletop_rate_limited_total", "Calls refused by a per-caller limit", ["rule"])
 FAIL_OPEN = Counter(
@@ -373,6 +387,15 @@ def matchmaking_rules(s: LimitSettings) -> dict[str, _Rule]:
     }
 
 
+def _client_address(metadata: Any) -> str | None:
+    """The ``tabletop-client-address`` of a call's metadata (clipped), if any."""
+    for key, value in metadata or ():
+        if key == CLIENT_ADDRESS_HEADER:
+            text = value if isinstance(value, str) else value.decode("utf-8", "replace")
+            return text.strip()[:MAX_CLIENT_ADDRESS] or None
+    return None
+
+
 def _peer_host(peer: str) -> str:
     """``ipv4:1.2.3.4:5678`` -> ``1.2.3.4``; ``ipv6:[::1]:5678`` -> ``[::1]``."""
     _, _, rest = peer.partition(":")
@@ -394,12 +417,15 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
 
     def _caller(self, rule: _Rule, metadata: Any, context: Any) -> str | None:
         """The key a call is counted under, or None if it is exempt."""
-        if not rule.by_peer:
+        client = _client_address(metadata)
+        if not rule.by_peer or client is not None:
             try:
                 principal = self.tokens.from_metadata(metadata)
             except ServiceError:
                 principal = None  # counted by address; the handler refuses it
-            if principal is not None:
+            if principal is not None and principal.is_service and client is not None:
+                return f"peer:{client}"  # the client a service calls for
+            if principal is not None and not rule.by_peer:
                 exempt = principal.is_service or is_bot(principal.subject)
                 if exempt and self.limiter.settings.exempt_services:
                     return None

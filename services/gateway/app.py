@@ -17,6 +17,7 @@ from google.protobuf import json_format
 
 from services.common.auth import ServiceToken, Tokens
 from services.common.grpcserver import channel_options
+from services.common.ratelimit import CLIENT_ADDRESS_HEADER
 from services.gateway.errors import GatewayError, bad_request, from_rpc
 from services.gateway.settings import GatewaySettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -180,9 +181,11 @@ class GatewayApp:
         self.matchmaking = matchmaking_pb2_grpc.MatchmakingServiceStub(mm_ch)
         self.rules = rules_pb2_grpc.RulesServiceStub(rules_ch)
         self._games: list[dict[str, Any]] | None = None
-        # The rules service may require a service token (it is internal): the
-        # gateway asks it only for the list of games, signed when it can sign.
-        self._rules_token = (
+        # The gateway's own service token, when it can sign: the rules service
+        # may require one (it is internal; the gateway asks it only for the
+        # list of games), and with it a guest login is counted against the
+        # browser's address, not the gateway's (services.common.ratelimit).
+        self._service_token = (
             ServiceToken(Tokens(settings.auth), "service:gateway")
             if settings.auth.can_sign
             else None
@@ -192,8 +195,14 @@ class GatewayApp:
         for ch in self._channels:
             await ch.close()
 
-    async def _call(self, fn: Callable[..., Any], request: Any, token: str | None) -> Any:
-        metadata = (("authorization", f"Bearer {token}"),) if token else None
+    async def _call(
+        self,
+        fn: Callable[..., Any],
+        request: Any,
+        token: str | None,
+        extra: tuple[tuple[str, str], ...] = (),
+    ) -> Any:
+        metadata = ((("authorization", f"Bearer {token}"),) if token else ()) + extra or None
         try:
             return await fn(request, metadata=metadata, timeout=self.settings.timeout_s)
         except grpc.aio.AioRpcError as e:
@@ -210,10 +219,18 @@ class GatewayApp:
             call.cancel()
 
     # ------------------------------------------------------------ identity
-    async def guest_login(self, name: Any) -> dict[str, Any]:
+    async def guest_login(self, name: Any, client: str | None = None) -> dict[str, Any]:
+        """``client``: the browser's address, which the login is counted
+        against (with the gateway's service token; without one, the
+        gateway's own address is)."""
         if not isinstance(name, str) or len(name) > MAX_NAME:
             raise bad_request("bad_name", f"name must be a string of at most {MAX_NAME} characters")
-        r = await self._call(self.auth.GuestLogin, match_pb2.GuestLoginRequest(name=name), None)
+        token, extra = None, ()
+        if client and self._service_token is not None:
+            token, extra = self._service_token(), ((CLIENT_ADDRESS_HEADER, client),)
+        r = await self._call(
+            self.auth.GuestLogin, match_pb2.GuestLoginRequest(name=name), token, extra
+        )
         return {"player_id": r.player_id, "token": r.token, "expires_at": r.expires_at}
 
     async def refresh(self, token: str) -> dict[str, Any]:
@@ -227,7 +244,7 @@ class GatewayApp:
     # --------------------------------------------------------------- games
     async def games(self) -> list[dict[str, Any]]:
         if self._games is None:  # the games of a deployment do not change while it runs
-            token = self._rules_token() if self._rules_token is not None else None
+            token = self._service_token() if self._service_token is not None else None
             r = await self._call(self.rules.ListGames, rules_pb2.ListGamesRequest(), token)
             self._games = [
                 {

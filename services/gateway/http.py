@@ -138,7 +138,8 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
 
     async def guest(request: Request) -> Any:
         body = await json_body(request, limit)
-        return await gw.guest_login(body.get("name", ""))
+        client = request.client.host if request.client is not None else None
+        return await gw.guest_login(body.get("name", ""), client)
 
     async def refresh(request: Request) -> Any:
         return await gw.refresh(bearer(request))

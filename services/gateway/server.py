@@ -53,6 +53,8 @@ class GatewayServer:
             ws_ping_timeout=s.ping_s,
             ws_max_size=64 * 1024,
             timeout_graceful_shutdown=5,
+            proxy_headers=True,
+            forwarded_allow_ips=list(s.trusted_proxies),
             lifespan="on",
         )
         self._server = uvicorn.Server(config)

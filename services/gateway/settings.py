@@ -15,7 +15,14 @@
 | TABLETOP_GATEWAY_MAX_SOCKET_SUBS  | 8 (streams per WebSocket)     |
 | TABLETOP_GATEWAY_PING_S           | 20 (WebSocket pings)          |
 | TABLETOP_GATEWAY_WEB_DIR          | web/ of the project           |
+| TABLETOP_GATEWAY_TRUSTED_PROXIES  | 127.0.0.1 (addresses or CIDRs whose X-Forwarded-For is believed) |
 | TABLETOP_JWT_*                    | see services.common.auth (verifying the WebSocket's token) |
+
+A browser's address is the connection's, or, when the connection comes from
+a trusted proxy, the last address in ``X-Forwarded-For`` that is not one
+(uvicorn's ``forwarded_allow_ips``). Its guest logins are counted against it
+(services.common.ratelimit): trust the ingress controller's addresses, never
+``*``, with which a client could name any address it likes.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ class GatewaySettings:
     max_socket_subscriptions: int = 8
     ping_s: float = 20.0
     web_dir: str = str(WEB_DIR)
+    trusted_proxies: tuple[str, ...] = ("127.0.0.1",)
     auth: AuthSettings = field(default_factory=AuthSettings)
 
     @classmethod
@@ -74,6 +82,13 @@ class GatewaySettings:
             ),
             ping_s=get("TABLETOP_GATEWAY_PING_S", d.ping_s, float),
             web_dir=get("TABLETOP_GATEWAY_WEB_DIR", d.web_dir),
+            trusted_proxies=tuple(
+                p.strip()
+                for p in get("TABLETOP_GATEWAY_TRUSTED_PROXIES", ",".join(d.trusted_proxies)).split(
+                    ","
+                )
+                if p.strip()
+            ),
             auth=AuthSettings.from_env(env),
         )
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 import asyncio
 
 import grpc
+import httpx
 import pytest
 
+from services.common.auth import bearer_metadata
 from services.common.errors import error_info, retry_info
-from services.common.ratelimit import LimitSettings, Rate
+from services.common.ratelimit import CLIENT_ADDRESS_HEADER, LimitSettings, Rate
+from services.gateway.server import GatewayServer
+from services.gateway.settings import GatewaySettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 from .conftest import stream_commits
@@ -151,3 +155,61 @@ async def test_redis_down_fails_open(start_service, valkey_server) -> None:
             assert reply.player_id.startswith("guest:")
     finally:
         valkey_server.start()
+
+
+async def test_a_services_client_address_is_counted_as_that_client(replicas) -> None:
+    """``tabletop-client-address`` beside a service token: the login is counted
+    against that address (the gateway's browsers each have a budget); from
+    anyone else the header changes nothing."""
+    a, _b = replicas
+    stub = match_pb2_grpc.AuthServiceStub(a.channel)
+    service = bearer_metadata(a.tokens.issue("service:gateway", role="service"))
+    player = bearer_metadata(a.tokens.issue("mallory"))
+
+    def login(metadata):  # type: ignore[no-untyped-def]
+        return _outcome(stub.GuestLogin(match_pb2.GuestLoginRequest(), metadata=metadata))
+
+    def address(ip: str):  # type: ignore[no-untyped-def]
+        return ((CLIENT_ADDRESS_HEADER, ip),)
+
+    ok, limited = grpc.StatusCode.OK, grpc.StatusCode.RESOURCE_EXHAUSTED
+    # the budget of 3 of one browser, through the gateway
+    assert [(await login(service + address("203.0.113.1")))[0] for _ in range(4)] == [ok] * 3 + [
+        limited
+    ]
+    # another browser behind the same gateway is not held back
+    assert (await login(service + address("203.0.113.2")))[0] == ok
+    # this connection's own budget, used up without a header
+    assert [(await login(None))[0] for _ in range(4)] == [ok] * 3 + [limited]
+    # the header without a service token is ignored: still this connection's budget
+    assert (await login(address("198.51.100.7")))[0] == limited
+    assert (await login(player + address("198.51.100.8")))[0] == limited
+    assert (await login(service + address("198.51.100.9")))[0] == ok
+
+
+async def test_browsers_behind_the_gateway_each_have_their_login_budget(replicas) -> None:
+    """The whole path: the gateway (uvicorn, trusting 127.0.0.1 as a proxy)
+    reads the browser from X-Forwarded-For and the match service counts
+    each browser's guest logins on their own."""
+    a, _b = replicas
+    gateway = await GatewayServer(
+        GatewaySettings(
+            port=0, match_addr=a.server.address, auth=a.server.settings.auth, timeout_s=5.0
+        )
+    ).start()
+    try:
+        async with httpx.AsyncClient(base_url=gateway.url, timeout=10) as http:
+
+            async def login(browser: str) -> int:
+                r = await http.post(
+                    "/api/v1/auth/guest", json={}, headers={"x-forwarded-for": browser}
+                )
+                return r.status_code
+
+            assert [await login("203.0.113.10") for _ in range(4)] == [200, 200, 200, 429]
+            assert [await login("203.0.113.11") for _ in range(3)] == [200] * 3
+            # an entry the client wrote itself first, the one the proxy appended
+            # last: the last counts
+            assert await login("203.0.113.11, 203.0.113.12") == 200
+    finally:
+        await gateway.stop()
