@@ -5,10 +5,9 @@ environment, see ``services.gateway.settings``). Prints ``listening on
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 
-from services.common import heap
+from services.common import eventloop, heap
 from services.common.logging import configure_logging
 from services.gateway import settings as settings_module
 from services.gateway.server import GatewayServer
@@ -31,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.parse_args(argv)
     configure_logging(service="gateway")
-    asyncio.run(serve(GatewaySettings.from_env()))
+    eventloop.run(serve(GatewaySettings.from_env()))
     return 0
 
 

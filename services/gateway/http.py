@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -261,4 +262,30 @@ def build(settings: GatewaySettings, app: GatewayApp | None = None) -> Starlette
         yield
         await gw.close()
 
-    return Starlette(routes=routes, middleware=middleware, lifespan=asynccontextmanager(lifespan))
+    return Starlette(
+        routes=routes,
+        middleware=middleware,
+        lifespan=asynccontextmanager(lifespan),
+        exception_handlers={404: no_route, 405: no_route},
+    )
+
+
+async def no_route(request: Request, exc: Exception) -> Response:
+    """A path or method no route takes: under ``/api/``, the API's JSON error
+    (a client reads every refusal of the API the same way); elsewhere (the
+    browser client's files) Starlette's plain answer."""
+    assert isinstance(exc, HTTPException)
+    if not request.url.path.startswith("/api/"):
+        return PlainTextResponse(exc.detail, status_code=exc.status_code, headers=exc.headers)
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("allow", "")
+        error = GatewayError(
+            "UNIMPLEMENTED",
+            "method_not_allowed",
+            f"{request.method} is not a method of this route (it takes {allowed})",
+        )
+    else:
+        error = GatewayError(
+            "NOT_FOUND", "no_route", "no API route at this path: see /api/v1/openapi.json"
+        )
+    return JSONResponse(error.body(), status_code=exc.status_code, headers=exc.headers)

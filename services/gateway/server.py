@@ -24,6 +24,8 @@ class GatewayServer:
         self.settings = settings
         self.port = 0
         self.metrics_port: int | None = None
+        self.socket: socket.socket | None = None
+        """The listening socket, once started."""
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[Any] | None = None
         self._metrics: Any = None
@@ -41,10 +43,15 @@ class GatewayServer:
         family = socket.AF_INET6 if ":" in s.host.strip("[]") else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # Accepted connections inherit it. Without it, a response's body waits
+        # (Nagle) for the ACK of its headers, which the client delays: about
+        # 40 ms more on every call after the first on a kept-alive connection.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((s.host.strip("[]"), s.port))
         sock.listen(1024)
         sock.setblocking(False)
         self.port = sock.getsockname()[1]
+        self.socket = sock
         config = uvicorn.Config(
             build(s),
             log_config=None,
