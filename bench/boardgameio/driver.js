@@ -5,6 +5,7 @@
 // Usage: node driver.js <game port> <api port> <G> <seconds>
 // Prints one JSON line: moves, games, seconds, latency percentiles (ms).
 'use strict';
+const { runLoops } = require('./measure.js');
 const { io } = require('socket.io-client');
 
 const [port, apiPort, loops, seconds] = process.argv.slice(2).map(Number);
@@ -86,25 +87,8 @@ async function loop(k, deadline, latencies) {
   return { moves, games };
 }
 
-function pct(sorted, q) {
-  if (!sorted.length) return null;
-  const k = Math.max(0, Math.min(sorted.length - 1, Math.round((q / 100) * sorted.length + 0.5) - 1));
-  return sorted[k];
-}
-
 (async () => {
-  const latencies = [];
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const results = await Promise.all(Array.from({ length: loops }, (_, k) => loop(k, deadline, latencies)));
-  const elapsed = (performance.now() - started) / 1000;
-  const moves = results.reduce((a, r) => a + r.moves, 0);
-  const games = results.reduce((a, r) => a + r.games, 0);
-  latencies.sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    loops, moves, games, seconds: elapsed, moves_per_s: moves / elapsed,
-    latency: { n: latencies.length, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99) },
-  }));
+  await runLoops(loops, seconds, loop);
   process.exit(0);
 })().catch((e) => {
   console.error(e);

@@ -8,6 +8,7 @@
 // with one JSON list on stdin: per loop, the two players' [player id, token].
 // Prints one JSON line: moves, games, seconds, latency percentiles (ms).
 'use strict';
+const { runLoops } = require('./measure.js');
 const fs = require('node:fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -89,25 +90,8 @@ async function loop(k, deadline, latencies) {
   return { moves, games };
 }
 
-function pct(sorted, q) {
-  if (!sorted.length) return null;
-  const k = Math.max(0, Math.min(sorted.length - 1, Math.round((q / 100) * sorted.length + 0.5) - 1));
-  return sorted[k];
-}
-
 (async () => {
-  const latencies = [];
-  const started = performance.now();
-  const deadline = started + seconds * 1000;
-  const results = await Promise.all(Array.from({ length: loops }, (_, k) => loop(k, deadline, latencies)));
-  const elapsed = (performance.now() - started) / 1000;
-  const moves = results.reduce((a, r) => a + r.moves, 0);
-  const games = results.reduce((a, r) => a + r.games, 0);
-  latencies.sort((a, b) => a - b);
-  console.log(JSON.stringify({
-    loops, moves, games, seconds: elapsed, moves_per_s: moves / elapsed,
-    latency: { n: latencies.length, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99) },
-  }));
+  await runLoops(loops, seconds, loop);
   client.close();
   process.exit(0);
 })().catch((e) => {
