@@ -137,17 +137,27 @@ def _start_peer(folder: Path) -> tuple[subprocess.Popen[str], int, int]:
     return proc, port, api_port
 
 
-def _drive_peer(folder: Path, port: int, api_port: int, loops: int, seconds: float) -> Any:
+def _run_driver(
+    folder: Path, script: str, args: list[str], seconds: float, stdin: str | None = None
+) -> Any:
+    """One Node driver (``driver.js``, ``tabletop_driver.js``, both reporting
+    through ``measure.js``) run to its end: the JSON of its last line."""
     done = subprocess.run(
-        ["node", str(HERE / "driver.js"), str(port), str(api_port), str(loops), str(seconds)],
+        ["node", str(HERE / script), *args],
+        input=stdin,
         env=_node_env(folder),
         capture_output=True,
         text=True,
         timeout=seconds + 120,
     )
     if done.returncode != 0:
-        raise RuntimeError(f"the boardgame.io driver failed: {done.stderr.strip()[-800:]}")
+        raise RuntimeError(f"{script} failed: {done.stderr.strip()[-800:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _drive_peer(folder: Path, port: int, api_port: int, loops: int, seconds: float) -> Any:
+    args = [str(port), str(api_port), str(loops), str(seconds)]
+    return _run_driver(folder, "driver.js", args, seconds)
 
 
 def run_peer(folder: Path, loops: int, seconds: float) -> dict[str, Any]:
@@ -315,18 +325,8 @@ def _drive_ours_from_node(address: str, loops: int, seconds: float) -> dict[str,
         [[p, tokens.issue(p)] for p in (f"guest:bench-{k}-x", f"guest:bench-{k}-o")]
         for k in range(loops)
     ]
-    script = HERE / "tabletop_driver.js"
-    done = subprocess.run(
-        ["node", str(script), str(ROOT / "protos"), address, str(loops), str(seconds)],
-        input=json.dumps(players),
-        env=_node_env(folder),
-        capture_output=True,
-        text=True,
-        timeout=seconds + 120,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the Node driver failed: {done.stderr.strip()[-800:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    args = [str(ROOT / "protos"), address, str(loops), str(seconds)]
+    return _run_driver(folder, "tabletop_driver.js", args, seconds, json.dumps(players))
 
 
 def _profilers(pids: dict[str, int], folder: Path, seconds: float) -> list[subprocess.Popen[bytes]]:
