@@ -2,10 +2,11 @@
 
 One call per port method: ``setup`` -> NewGame, ``decide`` -> ApplyMove,
 ``evolve`` -> Fold, ``view`` -> View, ``default_move`` -> DefaultMove. Every call has the client's deadline.
-With ``streams`` > 0 (``TABLETOP_RULES_STREAMS``, default 2) ``decide`` goes over
-that many long-lived ApplyMoves streams, calls batched and multiplexed
-(``services.rules.client.MoveStreams``); a broken stream's calls are sent
-again on a fresh one, and the answers are the same as ApplyMove's.
+With ``streams`` > 0 (``TABLETOP_RULES_STREAMS``, default 2) ``decide`` and
+``setup`` go over that many long-lived ApplyMoves streams, calls batched and
+multiplexed (``services.rules.client.MoveStreams``); a broken stream's calls
+are sent again on a fresh one, and the answers are the same as the unary
+calls'.
 A rules service that cannot be reached (UNAVAILABLE, DEADLINE_EXCEEDED) is
 ``RulesUnavailable``; its rejections (malformed move, illegal move, unknown
 game...) pass through with their status and reason.
@@ -47,7 +48,8 @@ class GrpcRules:
         streams: int = 2,
     ) -> None:
         """``token``: sent with every call (a rules service may require one);
-        ``streams``: ApplyMoves streams for ``decide`` (0 = unary ApplyMove)."""
+        ``streams``: ApplyMoves streams for ``decide`` and ``setup`` (0 =
+        unary ApplyMove and NewGame)."""
         self.client = RulesClient(
             target,
             timeout=timeout_s,

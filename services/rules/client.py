@@ -17,10 +17,11 @@ A rejection raises ``RulesError``, a ``ServiceError`` carrying the server's
 status, reason and metadata: a service that calls the rules service can let
 it propagate and its own client sees the same status and reason.
 
-With ``streams=N`` (N > 0) ``apply_move`` goes over ``MoveStreams``: N
-long-lived ApplyMoves streams, each on a channel (a connection) of its own,
-carrying batches of calls; the answers and errors are the same as the unary
-call's. A rules service without ApplyMoves is called with ApplyMove.
+With ``streams=N`` (N > 0) ``apply_move`` and ``new_game`` go over
+``MoveStreams``: N long-lived ApplyMoves streams, each on a channel (a
+connection) of its own, carrying batches of calls; the answers and errors are
+the same as the unary calls'. A rules service without ApplyMoves is called
+with ApplyMove, and one whose streams do not take NewGame calls with NewGame.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from services.common.grpcserver import channel_options
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 __all__ = [
+    "CALLS_HEADER",
     "INSTANCE_HEADER",
     "GameListing",
     "GameStatus",
@@ -60,6 +62,10 @@ _APPLY_MOVES = f"/{_SERVICE}/ApplyMoves"
 INSTANCE_HEADER = "tabletop-rules-instance"
 """The initial metadata of an ApplyMoves stream: the name of the server (the
 replica, or the worker process) it landed on."""
+CALLS_HEADER = "tabletop-rules-calls"
+"""The initial metadata of an ApplyMoves stream: the kinds of call it answers,
+comma-separated (``apply_move,new_game``; a server without it answers
+ApplyMove calls only)."""
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 _BROKEN = frozenset(
     {
@@ -213,9 +219,9 @@ class RulesClient:
     ) -> None:
         """``metadata``: called before each call for its metadata, e.g. a
         ``ServiceToken``'s ``metadata`` when the rules service requires one.
-        ``streams``: ``apply_move`` over that many ApplyMoves streams
-        (``MoveStreams``, with ``calls_per_turn`` and ``spread_attempts``);
-        0 = one ApplyMove call each."""
+        ``streams``: ``apply_move`` and ``new_game`` over that many
+        ApplyMoves streams (``MoveStreams``, with ``calls_per_turn`` and
+        ``spread_attempts``); 0 = one unary call each."""
         self.target = target
         self.timeout = timeout
         self._metadata = metadata
@@ -234,6 +240,7 @@ class RulesClient:
                 target,
                 streams,
                 unary=self.stub.ApplyMove,
+                new_game_unary=self.stub.NewGame,
                 max_message_bytes=max_message_bytes,
                 metadata=metadata,
                 calls_per_turn=calls_per_turn,
@@ -300,6 +307,11 @@ class RulesClient:
             options="" if options is None else _json_text(options),
             entropy=entropy,
         )
+        if self.streams is not None:
+            reply = await self.streams.new_game(
+                request, self.timeout if timeout is None else timeout
+            )
+            return Played.from_pb(reply)
         return Played.from_pb(await self._call(self.stub.NewGame, request, timeout))
 
     async def apply_move(
@@ -386,19 +398,21 @@ class RulesClient:
 
 # ----------------------------------------------------------------- streams
 class _Call:
-    """One ApplyMove call on its way: sent, perhaps sent again, answered once."""
+    """One ApplyMove (or NewGame) call on its way: sent, perhaps sent again,
+    answered once."""
 
-    __slots__ = ("attempts", "deadline", "future", "id", "request", "size", "stream")
+    __slots__ = ("attempts", "deadline", "future", "id", "new_game", "request", "size", "stream")
 
     def __init__(
         self,
         id: int,
-        request: rules_pb2.ApplyMoveRequest,
+        request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest,
         future: asyncio.Future[Any],
         deadline: float,
     ) -> None:
         self.id = id
         self.request = request
+        self.new_game = isinstance(request, rules_pb2.NewGameRequest)
         self.future = future
         self.deadline = deadline
         self.size = request.ByteSize() + 24  # with its id, timeout and framing
@@ -417,6 +431,9 @@ class _Stream:
         self.call = call
         self.instance: str | None = None
         """The server it landed on (``INSTANCE_HEADER``), once known."""
+        self.takes_new_game = False
+        """Whether its server answers NewGame calls on it (``CALLS_HEADER``),
+        once known."""
         self.opened = time.monotonic()
         self.pending: dict[int, _Call] = {}
         self.queue: list[_Call] = []
@@ -466,7 +483,7 @@ class _Stream:
                     item = message.calls.add(
                         id=c.id, timeout_ms=max(1, int((c.deadline - now) * 1000))
                     )
-                    item.request.CopyFrom(c.request)
+                    (item.new_game if c.new_game else item.request).CopyFrom(c.request)
                 del self.queue[:taken]
                 if message.calls:
                     self.owner.messages += 1
@@ -501,7 +518,7 @@ class _Stream:
                     if result.HasField("error"):
                         c.future.set_exception(RulesError.from_pb(result.error))
                     else:
-                        c.future.set_result(result.reply)
+                        c.future.set_result(result.new_game if c.new_game else result.reply)
         except grpc.aio.AioRpcError as e:
             error = e
         except BaseException:  # cancelled (by a failed write, or close), or broken
@@ -510,7 +527,7 @@ class _Stream:
 
 
 class MoveStreams:
-    """ApplyMove calls over ``count`` long-lived ApplyMoves streams.
+    """ApplyMove and NewGame calls over ``count`` long-lived ApplyMoves streams.
 
     Each stream has a channel of its own (``grpc.use_local_subchannel_pool``:
     a connection of its own), so with ``SO_REUSEPORT`` workers or several
@@ -529,8 +546,12 @@ class MoveStreams:
     soon as its stream has no call in flight, so unloaded the calls
     alternate between the streams. The calls that queue up while a stream's
     write is in flight go as one batch in its next message (up to half the
-    message size limit; a call larger than that goes as a unary ApplyMove,
-    which answers it as it always did). Turns rather than a call each: under
+    message size limit; a call larger than that goes as the unary call,
+    which answers it as it always did). A NewGame call goes on the stream
+    whose turn it is if that stream's server has said it takes them
+    (``CALLS_HEADER``), else on another open stream that does, else as the
+    unary NewGame (a server of before NewGame calls on streams, or no stream
+    open yet: a NewGame call opens none, and moves no turn). Turns rather than a call each: under
     load the calls of a turn queue behind one write and batch as on a single
     stream (about half the messages of alternating per call, with 50
     matches playing at once), while every stream, and so every rules replica
@@ -555,6 +576,7 @@ class MoveStreams:
         count: int = 2,
         *,
         unary: Any,
+        new_game_unary: Any = None,
         max_message_bytes: int = 4 * 1024 * 1024,
         metadata: Callable[[], Sequence[tuple[str, str]]] | None = None,
         attempts: int = 3,
@@ -567,6 +589,8 @@ class MoveStreams:
         if spread_attempts < 0:
             raise ValueError("spread_attempts must not be negative")
         self._unary = unary
+        self._new_game_unary = new_game_unary
+        """The unary NewGame (None: ``new_game`` is not offered)."""
         self._metadata = metadata
         self.max_batch_bytes = max_message_bytes // 2
         """A message carries calls up to this size; a call larger alone goes unary."""
@@ -614,6 +638,8 @@ class MoveStreams:
         """``stream`` opened on the server its initial ``metadata`` names:
         replaced when another lane's stream is there (``spread_attempts``)."""
         stream.instance = next((v for k, v in metadata or () if k == INSTANCE_HEADER), None)
+        calls = next((v for k, v in metadata or () if k == CALLS_HEADER), "")
+        stream.takes_new_game = "new_game" in calls.split(",")
         lane = stream.lane
         if stream.instance is None or self._closed or self._streams[lane] is not stream:
             return  # a server that does not say, or a stream already replaced
@@ -632,6 +658,19 @@ class MoveStreams:
         self, request: rules_pb2.ApplyMoveRequest, timeout: float
     ) -> rules_pb2.ApplyMoveResponse:
         """The ApplyMoveResponse, or ``RulesError`` as the unary call would raise."""
+        return await self._call(request, timeout)  # type: ignore[no-any-return]
+
+    async def new_game(
+        self, request: rules_pb2.NewGameRequest, timeout: float
+    ) -> rules_pb2.NewGameResponse:
+        """The NewGameResponse, or ``RulesError`` as the unary call would raise."""
+        if self._new_game_unary is None:
+            raise TypeError("these streams were made without new_game_unary")
+        return await self._call(request, timeout)  # type: ignore[no-any-return]
+
+    async def _call(
+        self, request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest, timeout: float
+    ) -> Any:
         if self._closed:
             raise _closed()
         if self.unary_only:
@@ -650,9 +689,14 @@ class MoveStreams:
             if call.stream is not None:
                 call.stream.pending.pop(call.id, None)
 
-    async def _call_unary(self, request: rules_pb2.ApplyMoveRequest, timeout: float) -> Any:
+    async def _call_unary(
+        self, request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest, timeout: float
+    ) -> Any:
+        method = (
+            self._new_game_unary if isinstance(request, rules_pb2.NewGameRequest) else self._unary
+        )
         try:
-            return await self._unary(
+            return await method(
                 request,
                 timeout=timeout,
                 metadata=self._metadata() if self._metadata is not None else None,
@@ -667,21 +711,34 @@ class MoveStreams:
             call.future.set_exception(_closed())
             return
         if self.unary_only or call.size > self.max_batch_bytes:
-            task = asyncio.ensure_future(self._unary_for(call))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._send_unary(call)
             return
         current = self._streams[self._turn]
-        if self._turn_left <= 0 or current is None or not current.pending:
-            # The turn passes on after ``calls_per_turn`` calls, and at once
-            # when this stream has nothing in flight (no write for the call
-            # to batch behind): unloaded, calls alternate between the streams.
-            self._turn = (self._turn + 1) % len(self._streams)
-            self._turn_left = self.calls_per_turn
-        lane = self._turn
-        self._turn_left -= 1
+        # The turn passes on after ``calls_per_turn`` calls, and at once when
+        # this stream has nothing in flight (no write for the call to batch
+        # behind): unloaded, calls alternate between the streams.
+        passes = self._turn_left <= 0 or current is None or not current.pending
+        lane = (self._turn + 1) % len(self._streams) if passes else self._turn
         stream = self._streams[lane]
-        if stream is not None and time.monotonic() - stream.opened > self.max_age_s:
+        aged = stream is not None and time.monotonic() - stream.opened > self.max_age_s
+        if call.new_game and (stream is None or aged or not stream.takes_new_game):
+            # Another open stream that takes it, else the unary call; either
+            # way the turns stay as they were.
+            other = next(
+                (s for s in self._streams if s is not None and s.takes_new_game and not s.retiring),
+                None,
+            )
+            if other is None:
+                self._send_unary(call)
+            else:
+                self.calls += 1
+                other.send(call)
+            return
+        if passes:
+            self._turn, self._turn_left = lane, self.calls_per_turn
+        self._turn_left -= 1
+        if aged:
+            assert stream is not None
             stream.retire()
             stream = None
         if stream is None:
@@ -698,8 +755,14 @@ class MoveStreams:
         self.calls += 1
         stream.send(call)
 
+    def _send_unary(self, call: _Call) -> None:
+        task = asyncio.ensure_future(self._unary_for(call))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
     async def _unary_for(self, call: _Call) -> None:
-        """A call sent as ApplyMove (the server has no ApplyMoves)."""
+        """A call sent as the unary ApplyMove or NewGame (the server has no
+        ApplyMoves, or its stream does not take the call)."""
         try:
             reply = await self._call_unary(
                 call.request, max(0.001, call.deadline - time.monotonic())

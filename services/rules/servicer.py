@@ -47,13 +47,16 @@ from services.common.errors import (
 )
 from services.common.logging import RpcObserver, bind, get_logger, log_rpc, notify
 from services.common.standin import stand_in_move
-from services.rules.client import INSTANCE_HEADER
+from services.rules.client import CALLS_HEADER, INSTANCE_HEADER
 from services.rules.settings import RulesSettings
 from tabletop.common.v1 import common_pb2
 from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
 APPLY_MOVE = f"/{SERVICE_NAME}/ApplyMove"
+NEW_GAME = f"/{SERVICE_NAME}/NewGame"
+STREAM_CALLS = "apply_move,new_game"
+"""The kinds of call an ApplyMoves stream of this server answers (``CALLS_HEADER``)."""
 
 
 def describe(game: Game) -> rules_pb2.GameDescription:
@@ -238,10 +241,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     ) -> rules_pb2.ListGamesResponse:
         return self._games
 
-    @_on_client_input
     async def NewGame(
         self, request: rules_pb2.NewGameRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.NewGameResponse:
+        await self._before_work(context)
+        return self._new_game(request)
+
+    @_on_client_input
+    def _new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
+        """One NewGame call, for the unary RPC and for each such call of ApplyMoves."""
         game = self._game(request.game)
         bind(players=request.players)
         if not game.min_players <= request.players <= game.max_players:
@@ -254,7 +262,6 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             )
         options = decode_options(game, self._json("options", request.options))
         entropy = self._entropy(request.entropy)
-        await self._before_work(context)
         state, events = start(game, request.players, options, entropy)
         texts = [to_json(e).decode() for e in events]
         return rules_pb2.NewGameResponse(
@@ -296,17 +303,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         requests: AsyncIterator[rules_pb2.ApplyMovesRequest],
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
-        """Each request message's calls, one after the other, answered in one
+        """Each request message's calls (ApplyMove, or NewGame for a call with
+        ``new_game``), one after the other, answered in one
         response message (or several, each under half the message size
         limit). The server interceptor leaves a request stream's messages to
         its handler: a message that does not decode ends the stream
         (``malformed_request``); each call's request is checked alone
         (``check_request`` in ``_one_call``: a refusal for that call). Each
         call runs in a context of its own: its fields, its log line, its
-        ``ApplyMove`` metrics. The stream opens with this server's
-        ``INSTANCE_HEADER``, by which a client spreads its streams over the
-        replicas and workers behind one target."""
-        await context.send_initial_metadata(((INSTANCE_HEADER, self.instance),))
+        ``ApplyMove`` (or ``NewGame``) metrics. The stream opens with this
+        server's ``INSTANCE_HEADER``, by which a client spreads its streams
+        over the replicas and workers behind one target, and with
+        ``CALLS_HEADER``, the kinds of call it answers."""
+        await context.send_initial_metadata(
+            ((INSTANCE_HEADER, self.instance), (CALLS_HEADER, STREAM_CALLS))
+        )
         limit = self.settings.max_message_bytes // 2
         async for batch in requests:
             if not isinstance(batch, rules_pb2.ApplyMovesRequest):
@@ -330,18 +341,25 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         received: float,
         result: rules_pb2.ApplyMovesResponse.Result,
     ) -> None:
-        """Answer one call of ApplyMoves into ``result``, as ApplyMove would:
-        the same bounds (``check_request``), the same work, the same reason
-        codes; then one ``rpc`` line and the observers, with method
-        ``ApplyMove``, as the interceptors do for a unary call."""
-        bind(method=APPLY_MOVE, via="ApplyMoves")
+        """Answer one call of ApplyMoves into ``result``, as the unary call
+        (ApplyMove, or NewGame for a call with ``new_game``) would: the same
+        bounds (``check_request``), the same work, the same reason codes;
+        then one ``rpc`` line and the observers, with that unary call's
+        method, as the interceptors do for a unary call."""
+        new_game = call.WhichOneof("call") == "new_game"
+        method = NEW_GAME if new_game else APPLY_MOVE
+        bind(method=method, via="ApplyMoves")
         started = time.perf_counter()
         code = "OK"
         try:
-            check_request(call.request)
+            request = call.new_game if new_game else call.request
+            check_request(request)
             if call.timeout_ms and (started - received) * 1000 >= call.timeout_ms:
                 raise _Late("deadline_exceeded", "deadline exceeded")
-            result.reply.CopyFrom(self._apply_move(call.request))
+            if new_game:
+                result.new_game.CopyFrom(self._new_game(call.new_game))
+            else:
+                result.reply.CopyFrom(self._apply_move(call.request))
         except Exception as e:
             status, reason, message, metadata = status_of(e)
             bind(reason=reason)
@@ -355,9 +373,9 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             for k, v in list(metadata.items())[:MAX_METADATA_ENTRIES]:
                 error.metadata[clip(str(k), 64)] = clip(str(v), MAX_METADATA_CHARS)
         seconds = time.perf_counter() - started
-        log_rpc(APPLY_MOVE, False, code, seconds)
+        log_rpc(method, False, code, seconds)
         if self.observers:
-            notify(self.observers, APPLY_MOVE, code, seconds)
+            notify(self.observers, method, code, seconds)
 
     @_on_client_input
     async def LegalMoves(

@@ -123,6 +123,86 @@ async def test_a_bad_call_is_answered_alone_as_apply_move_answers_it(server, str
     assert mux.opened == len([s for s in mux._streams if s is not None and not s.reader.done()])
 
 
+async def test_new_game_calls_go_on_a_stream_and_answer_as_new_game_does(server, streamed) -> None:
+    # the first goes unary: no stream is open yet, and a NewGame call opens none
+    first = await streamed.new_game("tic_tac_toe", 2, entropy=b"seed")
+    mux = streamed.streams
+    assert (mux.calls, mux.opened) == (0, 0)
+    await streamed.apply_move("", first.state, 0, mark(4))  # opens a stream
+    assert mux.opened == 1 and await until(lambda: mux._streams[0].takes_new_game)
+    codes = ("OK", "INVALID_ARGUMENT", "NOT_FOUND")
+    before = {code: count("NewGame", code) for code in codes}
+    calls = [
+        ("tic_tac_toe", 2, None, b"seed"),
+        ("dice_forge", 3, None, b"df"),
+        ("tic_tac_toe", 3, None, b""),  # bad_player_count (with the bounds in metadata)
+        ("chess", 2, None, b""),  # unknown_game: NOT_FOUND
+        ("tic_tac_toe", 2, "{", b""),  # malformed_options
+        ("tic_tac_toe", 2, None, b"x" * 5000),  # entropy_too_large
+        ("x" * 300, 2, None, b""),  # field_too_long (bounds, per call)
+    ]
+    results = await asyncio.gather(
+        *(streamed.new_game(g, n, options=o, entropy=e) for g, n, o, e in calls),
+        return_exceptions=True,
+    )
+    assert mux.calls == 1 + len(calls), "every one went on the stream"
+    # each counted as a NewGame call, with its code
+    assert {code: count("NewGame", code) - before[code] for code in codes} == {
+        "OK": 2,
+        "INVALID_ARGUMENT": 4,
+        "NOT_FOUND": 1,
+    }
+    async with RulesClient(server.address, timeout=10) as unary:
+        for (g, n, o, e), got in zip(calls, results, strict=True):
+            try:
+                expected = await unary.new_game(g, n, options=o, entropy=e)
+            except RulesError as err:
+                assert isinstance(got, RulesError), (g, n, got)
+                assert (got.status, got.reason, got.message, got.metadata) == (
+                    err.status,
+                    err.reason,
+                    err.message,
+                    err.metadata,
+                )
+            else:
+                assert not isinstance(got, BaseException), got
+                assert got == expected  # the same state, events, redactions, entropy
+    assert [getattr(r, "reason", None) for r in results] == [
+        None,
+        None,
+        "bad_player_count",
+        "unknown_game",
+        "malformed_options",
+        "entropy_too_large",
+        "field_too_long",
+    ]
+    assert results[3].status is grpc.StatusCode.NOT_FOUND
+    assert results[2].metadata == {"min_players": "2", "max_players": "2"}
+    # the entropy as sent, and the game goes on from the streamed state
+    assert len(results[0].entropy) == 4
+    assert (await streamed.apply_move("", results[0].state, 0, mark(0))).status.awaiting == (1,)
+
+
+async def test_new_game_goes_unary_to_a_server_whose_streams_do_not_take_it(monkeypatch) -> None:
+    """A server from before NewGame calls on ApplyMoves says it answers
+    ApplyMove calls only: its clients send NewGame as the unary call."""
+    monkeypatch.setattr("services.rules.servicer.STREAM_CALLS", "apply_move")
+    server = build_server(RulesSettings(host="127.0.0.1", port=0, grace_seconds=0.1))
+    await server.start()
+    try:
+        async with RulesClient(server.address, timeout=10, streams=1) as client:
+            new = await client.new_game("tic_tac_toe", 2)
+            one = await client.apply_move("", new.state, 0, mark(4))  # opens the stream
+            mux = client.streams
+            await until(lambda: mux._streams[0].instance is not None)
+            assert not mux._streams[0].takes_new_game
+            again = await client.new_game("tic_tac_toe", 2, entropy=b"e")
+            assert mux.calls == 1, "only the ApplyMove call went on the stream"
+            assert again.status.awaiting == (0,) and one.status.awaiting == (1,)
+    finally:
+        await server.stop(0.1)
+
+
 async def test_a_malformed_message_ends_that_stream_invalid_argument(server, streamed) -> None:
     async with grpc.aio.insecure_channel(server.address) as channel:
         raw = channel.stream_stream(f"/{SERVICE}/ApplyMoves")()
