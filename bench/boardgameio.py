@@ -59,6 +59,7 @@ from typing import Any
 
 import grpc
 
+import services
 from bench.match_e2e import SECRET, _cpu_s, _start_rules, _start_service
 from bench.stats import summary_ms
 from services.common.auth import AuthSettings, Tokens, bearer_metadata
@@ -362,6 +363,10 @@ def run_ours(
     ``path``: the clients' calls (``DRIVERS``, or ``NODE_PLAY``)."""
     cwd = None if source is None else str(source)
     saved = dict(os.environ)
+    if not services.GRPC_EXPERIMENTS_BY_OPERATOR:
+        # set by this process's own import of ``services``: the services
+        # started here (perhaps another revision's) set theirs themselves
+        os.environ.pop("GRPC_EXPERIMENTS", None)
     os.environ.update(env or {})
     try:
         with NatsServer() as nats, ValkeyServer() as valkey:

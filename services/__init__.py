@@ -16,10 +16,17 @@ lower. grpc reads the variable once, when it is imported, so it must be set
 before that; an operator's own ``GRPC_EXPERIMENTS`` (even empty: grpc's
 defaults) is kept. A grpcio that no longer has these experiments logs
 "Unknown experiment" once and runs as its defaults say.
+
+A process that imports this package passes the variable on to the processes
+it starts; ``GRPC_EXPERIMENTS_BY_OPERATOR`` says whether it was there before
+(a harness that runs services of another revision leaves it out otherwise,
+so each revision runs as its own code says).
 """
 
 import os
 
 GRPC_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
+
+GRPC_EXPERIMENTS_BY_OPERATOR = "GRPC_EXPERIMENTS" in os.environ
 
 os.environ.setdefault("GRPC_EXPERIMENTS", GRPC_EXPERIMENTS)
