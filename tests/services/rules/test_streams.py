@@ -45,6 +45,18 @@ async def streamed(server):
         yield client
 
 
+def assert_same_refusal(got: object, expected: RulesError, call: object) -> None:
+    """A streamed call's answer is the refusal the unary call gave: its
+    status, reason, message and metadata."""
+    assert isinstance(got, RulesError), (call, got)
+    assert (got.status, got.reason, got.message, got.metadata) == (
+        expected.status,
+        expected.reason,
+        expected.message,
+        expected.metadata,
+    )
+
+
 def count(method: str, code: str = "OK") -> float:
     labels = {"service": SERVICE, "method": method, "code": code}
     return REGISTRY.get_sample_value("tabletop_rpc_seconds_count", labels) or 0.0
@@ -93,13 +105,7 @@ async def test_a_bad_call_is_answered_alone_as_apply_move_answers_it(server, str
             try:
                 expected = await unary.apply_move(*call)
             except RulesError as e:
-                assert isinstance(got, RulesError), (call, got)
-                assert (got.status, got.reason, got.message, got.metadata) == (
-                    e.status,
-                    e.reason,
-                    e.message,
-                    e.metadata,
-                )
+                assert_same_refusal(got, e, call)
             else:
                 assert not isinstance(got, BaseException), got
                 assert (got.events, got.redacted, got.status) == (
@@ -157,13 +163,7 @@ async def test_new_game_calls_go_on_a_stream_and_answer_as_new_game_does(server,
             try:
                 expected = await unary.new_game(g, n, options=o, entropy=e)
             except RulesError as err:
-                assert isinstance(got, RulesError), (g, n, got)
-                assert (got.status, got.reason, got.message, got.metadata) == (
-                    err.status,
-                    err.reason,
-                    err.message,
-                    err.metadata,
-                )
+                assert_same_refusal(got, err, (g, n))
             else:
                 assert not isinstance(got, BaseException), got
                 assert got == expected  # the same state, events, redactions, entropy
