@@ -265,10 +265,29 @@ class _Process:
         self.close()
 
 
+def nats_gomaxprocs(cpus: int | None = None) -> int:
+    """The Go scheduler's processors for a nats-server started here: a
+    quarter of the machine's cores, at least one.
+
+    On one machine nats-server shares the cores with the Python services,
+    which do most of a move's work; with one scheduler processor per core
+    (Go's default) it spends much of its time handing work between idle
+    processors (about a quarter of its CPU per move on two cores, measured
+    in docs/benchmarks.md). ``GOMAXPROCS`` in the environment wins. In a
+    container Go reads the CPU limit itself (k8s/base/nats.yaml)."""
+    return max(1, (cpus or os.cpu_count() or 1) // 4)
+
+
 class NatsServer(_Process):
-    """nats-server with JetStream, its file store in ``data_dir/jetstream``."""
+    """nats-server with JetStream, its file store in ``data_dir/jetstream``;
+    ``GOMAXPROCS`` set by ``nats_gomaxprocs`` unless the environment has it."""
 
     name = "nats"
+
+    def _env(self) -> dict[str, str] | None:
+        if "GOMAXPROCS" in os.environ:
+            return None
+        return {**os.environ, "GOMAXPROCS": str(nats_gomaxprocs())}
 
     def _command(self) -> list[str]:
         return [
