@@ -14,13 +14,13 @@ bucket also holds the ``MatchFinished`` relay's cursor, key ``relay.cursor``
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 from nats.js import JetStreamContext, api
 from nats.js.errors import (
-    APIError,
     BadRequestError,
     BucketNotFoundError,
     KeyDeletedError,
@@ -31,7 +31,7 @@ from nats.js.kv import KeyValue
 
 from services.common.auth import is_bot
 from services.match.model import STATUS_ACTIVE, STATUS_FINISHED, Commit, MatchMeta, rfc3339
-from services.match.store import AckInbox, _pub_ack
+from services.match.store import ERR_WRONG_LAST_SEQUENCE, AckInbox, _ApiError, _pub_ack
 
 
 class MatchSummary(msgspec.Struct, frozen=True, kw_only=True):
@@ -123,50 +123,64 @@ class MatchIndex:
         )
         data = _json.encode(summary)
         # All at once: one flush to NATS, one round trip of waiting. The
-        # bucket's keys and the active message are published on one wildcard
-        # ack inbox and awaited together (no task and no request per write,
-        # the acks parsed by msgspec), as the store's appends are; the same
-        # messages ``KeyValue.put`` and ``JetStreamContext.publish`` send.
+        # bucket's keys, the active message and the purge of it are sent with
+        # replies on one wildcard ack inbox and awaited together (no task and
+        # no request per write, the answers parsed by msgspec), as the store's
+        # appends are; the same messages ``KeyValue.put``,
+        # ``JetStreamContext.publish`` and ``purge_stream`` send.
         pre = self._kv._pre  # the bucket's subject prefix, ``$KV.<bucket>.``
-        puts: list[tuple[str, dict[str, str] | None]] = [
-            (f"{pre}p.{_player_token(player)}.{meta.match_id}", None)
+        writes: list[_Write] = [
+            (f"{pre}p.{_player_token(player)}.{meta.match_id}", None, data, _stored)
             for player in dict.fromkeys(meta.players)
         ]
+        active = f"active.{meta.match_id}"
         if status == STATUS_ACTIVE:
-            puts.append((f"active.{meta.match_id}", {"Nats-Expected-Stream": self.active_stream}))
-            await self._publish(puts, data)
+            writes.append((active, {"Nats-Expected-Stream": self.active_stream}, data, _stored))
         else:
-            await asyncio.gather(
-                self._publish(puts, data),
-                self.js.purge_stream(self.active_stream, subject=f"active.{meta.match_id}"),
-            )
+            purge = f"{self.js._prefix}.STREAM.PURGE.{self.active_stream}"
+            writes.append((purge, None, _json.encode({"filter": active}), _purged))
+        await self._send(writes)
 
-    async def _publish(self, puts: list[tuple[str, dict[str, str] | None]], data: bytes) -> None:
-        """Publish ``data`` on each subject (with its headers) and wait for
-        every ack: ``IndexWriteError`` if one is missing or a refusal."""
+    async def publish_finished(self, subject_prefix: str, stream: str, fact: MatchFinished) -> bool:
+        """Store the fact on ``<subject_prefix>.<match_id>`` of ``stream``
+        unless a fact is there already (the subject must be empty: exactly
+        once, however late a republish comes). True if this call stored it;
+        ``IndexWriteError`` if JetStream did not acknowledge it, or refused it
+        for another reason."""
+        headers = {
+            "Nats-Msg-Id": f"finished:{fact.match_id}",
+            "Nats-Expected-Last-Subject-Sequence": "0",
+            "Nats-Expected-Stream": stream,
+        }
+        subject = f"{subject_prefix}.{fact.match_id}"
+        (ack,) = await self._send([(subject, headers, _json.encode(fact), _stored_once)])
+        return ack
+
+    async def _send(self, writes: list[_Write]) -> list[Any]:
+        """Send each write with a reply on the ack inbox and wait for every
+        answer; what each write's check makes of its answer, in order.
+        ``IndexWriteError`` if one is missing, or a refusal."""
         acks = self._acks
         if acks.prefix is None:
             await acks.open()
         nc = acks.nc
-        waits = [acks.wait(self.timeout_s) for _ in puts]
+        waits = [acks.wait(self.timeout_s) for _ in writes]
         try:
-            for (subject, headers), (reply, _answer) in zip(puts, waits, strict=True):
-                await nc.publish(subject, data, reply=reply, headers=headers)
-            for (subject, _headers), (_reply, answer) in zip(puts, waits, strict=True):
+            for (subject, headers, payload, _check), (reply, _answer) in zip(
+                writes, waits, strict=True
+            ):
+                await nc.publish(subject, payload, reply=reply, headers=headers)
+            out = []
+            for (subject, _headers, _payload, check), (_reply, answer) in zip(
+                writes, waits, strict=True
+            ):
                 msg = await answer
                 if msg is None:
                     raise IndexWriteError(f"{subject}: JetStream did not acknowledge: timeout")
                 if msg.headers and msg.headers.get("Status") == "503":
                     raise IndexWriteError(f"{subject}: no responders")
-                try:
-                    ack = _pub_ack.decode(msg.data)
-                except msgspec.DecodeError as e:
-                    raise IndexWriteError(f"{subject}: JetStream answered {e}") from None
-                if ack.error is not None:
-                    raise IndexWriteError(
-                        f"{subject}: JetStream refused: {ack.error.code} "
-                        f"{ack.error.err_code} {ack.error.description}"
-                    )
+                out.append(check(subject, msg.data))
+            return out
         finally:
             for reply, answer in waits:
                 if not answer.done():
@@ -244,29 +258,53 @@ def finished_fact(meta: MatchMeta, commit: Commit) -> MatchFinished:
     )
 
 
-ERR_WRONG_LAST_SEQUENCE = 10071
+class _PurgeResponse(msgspec.Struct):
+    success: bool = False
+    error: _ApiError | None = None
 
 
-async def publish_finished(
-    js: JetStreamContext, subject_prefix: str, stream: str, fact: MatchFinished
-) -> bool:
-    """Store the fact on ``results.<match_id>`` unless a fact is there already
-    (the subject must be empty: exactly once, however late a republish
-    comes). True if this call stored it."""
+_purge_response = msgspec.json.Decoder(_PurgeResponse)
+
+_Write = tuple[str, dict[str, str] | None, bytes, Callable[[str, bytes], Any]]
+"""A subject, its headers, the payload, and what checks the answer."""
+
+
+def _answer(subject: str, data: bytes, decoder: msgspec.json.Decoder[Any]) -> Any:
     try:
-        ack = await js.publish(
-            f"{subject_prefix}.{fact.match_id}",
-            _json.encode(fact),
-            stream=stream,
-            headers={
-                "Nats-Msg-Id": f"finished:{fact.match_id}",
-                "Nats-Expected-Last-Subject-Sequence": "0",
-            },
-        )
-    except APIError as e:
-        if e.err_code == ERR_WRONG_LAST_SEQUENCE:
+        answer = decoder.decode(data)
+    except msgspec.DecodeError as e:
+        raise IndexWriteError(f"{subject}: JetStream answered {e}") from None
+    return answer
+
+
+def _refused(subject: str, error: _ApiError) -> IndexWriteError:
+    return IndexWriteError(
+        f"{subject}: JetStream refused: {error.code} {error.err_code} {error.description}"
+    )
+
+
+def _stored(subject: str, data: bytes) -> None:
+    ack = _answer(subject, data, _pub_ack)
+    if ack.error is not None:
+        raise _refused(subject, ack.error)
+
+
+def _purged(subject: str, data: bytes) -> None:
+    answer = _answer(subject, data, _purge_response)
+    if answer.error is not None:
+        raise _refused(subject, answer.error)
+    if not answer.success:
+        raise IndexWriteError(f"{subject}: JetStream did not purge")
+
+
+def _stored_once(subject: str, data: bytes) -> bool:
+    """True if stored now; False if stored before (a fact on the subject
+    already, or the same message id within the duplicate window)."""
+    ack = _answer(subject, data, _pub_ack)
+    if ack.error is not None:
+        if ack.error.err_code == ERR_WRONG_LAST_SEQUENCE:
             return False  # published before
-        raise
+        raise _refused(subject, ack.error)
     return not ack.duplicate
 
 
@@ -277,5 +315,4 @@ __all__ = [
     "MatchIndex",
     "MatchSummary",
     "finished_fact",
-    "publish_finished",
 ]

@@ -56,7 +56,7 @@ from nats.js.errors import NotFoundError
 
 from services.match import metrics
 from services.match.feeds import Feeds
-from services.match.index import MatchIndex, finished_fact, publish_finished
+from services.match.index import MatchIndex, finished_fact
 from services.match.model import STATUS_FINISHED, MatchMeta
 from services.match.store import FINISHED_HEADER, JetStreamStore, StoreUnavailable
 
@@ -286,8 +286,8 @@ class FinishedRelay:
             return False
         meta = MatchMeta.from_creation(match_id, first[1])
         await self.index.record(meta, STATUS_FINISHED)
-        published = await publish_finished(
-            self.js, self.results_prefix, self.results_stream, finished_fact(meta, commit)
+        published = await self.index.publish_finished(
+            self.results_prefix, self.results_stream, finished_fact(meta, commit)
         )
         self.known.add(match_id)
         if published:

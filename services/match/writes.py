@@ -36,7 +36,7 @@ from services.match.errors import (
     TooMuchContention,
     Unavailable,
 )
-from services.match.index import finished_fact, publish_finished
+from services.match.index import finished_fact
 from services.match.model import (
     KIND_CREATED,
     KIND_MOVE,
@@ -397,8 +397,7 @@ class Writes(Projections):
         fact means a marked index: see ``relay``)."""
         try:
             await self.index.record(meta, STATUS_FINISHED)
-            published = await publish_finished(
-                self.store.js,
+            published = await self.index.publish_finished(
                 self.config.results_prefix,
                 self.config.results_stream,
                 finished_fact(meta, commit),
