@@ -73,11 +73,27 @@ class Limits:
         self.counts = {"events": 1_000_000} | dict(counts or {})
         self.default_chars = default_chars
         self.default_count = default_count
+        self._rules: dict[FieldDescriptor, tuple[int, int, int]] = {}
+        """What ``check_request`` checks of each field met so far: its kind,
+        its limit of characters, its limit of values."""
+
+    def _learn(self, field: FieldDescriptor) -> tuple[int, int, int]:
+        chars = self.chars.get(field.name, self.default_chars)
+        count = self.counts.get(field.name, self.default_count)
+        repeated = _is_repeated(field)
+        if field.type == _STRING:
+            kind = _STRINGS if repeated else _ONE_STRING
+        elif field.type == _MESSAGE and not field.message_type.GetOptions().map_entry:
+            kind = _MESSAGES if repeated else _ONE_MESSAGE
+        else:
+            kind = _UNCHECKED  # numbers, bytes, enums; and maps (no request has one)
+        rule = self._rules[field] = (kind, chars, count)
+        return rule
 
 
-DEFAULT_LIMITS = Limits()
 _STRING = FieldDescriptor.TYPE_STRING
 _MESSAGE = FieldDescriptor.TYPE_MESSAGE
+_UNCHECKED, _ONE_STRING, _STRINGS, _ONE_MESSAGE, _MESSAGES = range(5)
 
 
 def _is_repeated(field: FieldDescriptor) -> bool:
@@ -87,37 +103,46 @@ def _is_repeated(field: FieldDescriptor) -> bool:
     return field.label == FieldDescriptor.LABEL_REPEATED  # type: ignore[attr-defined]
 
 
+DEFAULT_LIMITS = Limits()
+
+
 def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str = "") -> None:
     """Raise ``InvalidArgument`` for the first field of ``message`` out of bounds."""
+    rules = limits._rules
     for field, value in message.ListFields():
-        name = f"{prefix}{field.name}"
-        if field.type == _STRING:
-            chars = limits.chars.get(field.name, limits.default_chars)
-            values = value if _is_repeated(field) else (value,)
-            if _is_repeated(field):
-                count = limits.counts.get(field.name, limits.default_count)
-                if len(value) > count:
-                    raise InvalidArgument(
-                        "too_many_values",
-                        f"{name} holds at most {count} values",
-                        field=name,
-                        limit=str(count),
-                    )
-            for i, v in enumerate(values):
+        rule = rules.get(field) or limits._learn(field)
+        kind = rule[0]
+        if kind == _ONE_STRING:
+            if len(value) > rule[1]:
+                raise _too_long(f"{prefix}{field.name}", rule[1])
+        elif kind == _STRINGS:
+            chars, count = rule[1], rule[2]
+            if len(value) > count:
+                name = f"{prefix}{field.name}"
+                raise InvalidArgument(
+                    "too_many_values",
+                    f"{name} holds at most {count} values",
+                    field=name,
+                    limit=str(count),
+                )
+            for i, v in enumerate(value):
                 if len(v) > chars:
-                    where = {"index": str(i)} if _is_repeated(field) else {}
-                    raise InvalidArgument(
-                        "field_too_long",
-                        f"{name} is limited to {chars} characters",
-                        field=name,
-                        limit=str(chars),
-                        **where,
-                    )
-        elif field.type == _MESSAGE:
-            if field.message_type.GetOptions().map_entry:
-                continue  # no request has a map
-            for sub in value if _is_repeated(field) else (value,):
-                check_request(sub, limits, f"{name}.")
+                    raise _too_long(f"{prefix}{field.name}", chars, index=str(i))
+        elif kind == _ONE_MESSAGE:
+            check_request(value, limits, f"{prefix}{field.name}.")
+        elif kind == _MESSAGES:
+            for sub in value:
+                check_request(sub, limits, f"{prefix}{field.name}.")
+
+
+def _too_long(name: str, chars: int, **where: str) -> InvalidArgument:
+    return InvalidArgument(
+        "field_too_long",
+        f"{name} is limited to {chars} characters",
+        field=name,
+        limit=str(chars),
+        **where,
+    )
 
 
 class _Undecodable:
