@@ -239,6 +239,8 @@ async def find_match(
                 f"matchmaking not reachable at {s.addr.matchmaking}: "
                 "is the stack running? (`make run`)"
             ) from None
+        if e.code() == grpc.StatusCode.UNAUTHENTICATED:
+            raise  # the saved sign-in: ``main`` says so, and forgets one this stack refuses
         raise CliError(f"matchmaking refused the ticket: {rpc_reason(e)}") from None
     stream = s.matchmaking.WatchTicket(
         matchmaking_pb2.WatchTicketRequest(ticket_id=ticket.ticket_id), metadata=s.metadata

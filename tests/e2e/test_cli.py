@@ -194,17 +194,25 @@ def test_a_saved_token_near_expiry_is_renewed_for_the_same_player(
     assert list(saved) == [address]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [("matches",), ("play", "tic_tac_toe", "--bots", "1", "--auto")],
+    ids=["matches", "play"],
+)
 def test_a_saved_token_this_stack_did_not_sign_is_forgotten(
-    stack: Stack, env: dict[str, str]
+    stack: Stack, env: dict[str, str], command: tuple[str, ...]
 ) -> None:
+    """A sign-in saved from another stack (another checkout's ``make run``
+    signs with its own secret): refused, forgotten, and the next run signs
+    in as a new guest, whichever service refused it first."""
     stranger = Tokens(AuthSettings(secret="some-other-stack-secret-0123456789abcdef"))
     credentials = Credentials(Path(env["XDG_CONFIG_HOME"]) / "tabletop" / "credentials.json")
     address = env["TABLETOP_MATCH_ADDR"]
     credentials.put(address, Identity(player_id="guest:feed", token=stranger.issue("guest:feed")))
-    refused = tabletop(env, "matches")
-    assert refused.returncode == 1
+    refused = tabletop(env, *command)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
     assert "invalid_token" in refused.stdout and "forgotten" in refused.stdout
     assert credentials.get(address) is None
-    again = tabletop(env, "matches")
+    again = tabletop(env, *command)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "signed in as a new guest" in again.stdout
