@@ -19,7 +19,7 @@ from services.common.auth import Tokens
 from services.common.errors import error_info
 from services.common.grpcserver import balanced_channel_options
 from services.match.clocks import parse as parse_time_control
-from services.match.servicer import time_control_pb
+from services.match.time_control_pb import time_control_pb
 from services.matchmaking.ports import CreatedMatch, MatchCreationFailed
 from services.matchmaking.settings import MatchmakingSettings
 from tabletop.match.v1 import match_pb2, match_pb2_grpc

@@ -15,32 +15,12 @@ import contextlib
 import nats
 import structlog
 from nats.js import JetStreamContext, api
-from nats.js.errors import NotFoundError
 
+from services.common.results import ensure_results_stream
 from services.matchmaking import metrics
 from services.matchmaking.ratings import InvalidFact, Ratings, decode_fact, rated_seats
 
 log = structlog.get_logger("matchmaking.results")
-
-RESULTS_SUBJECTS = ["results.*"]  # as the match service creates it
-
-
-async def ensure_results_stream(
-    js: JetStreamContext, name: str = "RESULTS", replicas: int = 1
-) -> None:
-    """Create the stream if nobody has yet (the match service does the same,
-    with the same subjects; an existing stream is left as it is)."""
-    try:
-        await js.stream_info(name)
-    except NotFoundError:
-        with contextlib.suppress(nats.js.errors.BadRequestError):  # lost a creation race
-            await js.add_stream(
-                name=name,
-                subjects=RESULTS_SUBJECTS,
-                storage=api.StorageType.FILE,
-                num_replicas=replicas,
-                duplicate_window=120.0,
-            )
 
 
 class ResultsConsumer:

@@ -14,7 +14,7 @@ from services.common.auth import Tokens, is_bot
 from services.common.errors import error_info
 from services.common.grpcserver import balanced_channel_options
 from services.match import model as clock_model
-from services.match.servicer import time_control_pb
+from services.match.time_control_pb import time_control_pb
 from services.matchmaking.match_client import ServiceToken
 from services.matchmaking.ratings import Ratings
 from services.tournaments.errors import Unavailable

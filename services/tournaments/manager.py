@@ -29,9 +29,9 @@ import nats
 import structlog
 from nats.js import JetStreamContext, api
 
+from services.common.results import ensure_results_stream
 from services.match.model import now_ms
 from services.matchmaking.ratings import InvalidFact, decode_fact
-from services.matchmaking.results import ensure_results_stream
 from services.tournaments import metrics
 from services.tournaments.app import TournamentApp, race_end_ms
 from services.tournaments.model import FORMAT_SCORE_RACE, STATUS_FINISHED, STATUS_RUNNING

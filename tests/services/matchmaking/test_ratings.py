@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from services.common.results import ensure_results_stream
 from services.matchmaking.ratings import (
     DEFAULT_MU,
     InvalidFact,
@@ -16,7 +17,7 @@ from services.matchmaking.ratings import (
     decode_fact,
     rating_key,
 )
-from services.matchmaking.results import ResultsConsumer, ensure_results_stream
+from services.matchmaking.results import ResultsConsumer
 
 from .conftest import until
 

@@ -9,9 +9,9 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from services.common.results import ensure_results_stream
 from services.common.servers import ValkeyServer
 from services.matchmaking.inprocess import InProcessMatchCreator
-from services.matchmaking.results import ensure_results_stream
 from services.matchmaking.server import MatchmakingProcess
 from services.matchmaking.settings import MatchmakingSettings
 from tabletop.matchmaking.v1 import matchmaking_pb2 as pb

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from services.match.clocks import validate
-from services.match.servicer import time_control_in
+from services.match.time_control_pb import time_control_in
 from services.tournaments.adapters import match_options
 from services.tournaments.model import TimeControl
 from tabletop.match.v1 import match_pb2
