@@ -151,7 +151,12 @@ def main(argv: list[str] | None = None) -> int:
             for r in peer["runs"]
             if "tabletop_play" in r
         }
-        for path in ("_play", "_play_node"):
+        ratios["play_node_over_skeleton"] = {
+            str(r["loops"]): r["play_node_over_skeleton"]
+            for r in peer["runs"]
+            if "play_node_over_skeleton" in r
+        }
+        for path in ("_play", "_play_node", "_skeleton"):
             for key in (f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"):
                 ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
     out["ratios"] = ratios
@@ -250,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             "ours CPU ms/move (match, rules, nats, valkey)",
         ):
             table.add_column(col, justify="right")
-        paths = ("", "_play", "_play_node")
+        paths = ("", "_play", "_play_node", "_skeleton")
         for r, path in [(r, p) for r in peer["runs"] for p in paths if f"tabletop{p}" in r]:
             b, t = r["boardgameio"], r[f"tabletop{path}"]
             c = t["cpu_ms_per_move"]
@@ -263,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{t['latency']['p50_ms']:.2f}/{t['latency']['p99_ms']:.2f}",
                 f"{b['cpu_ms_per_move']['server']:.2f}",
                 f"{c['total_servers']:.2f} ({c['match']:.2f}, {c['rules']:.2f}, "
-                f"{c['nats']:.2f}, {c['valkey']:.2f})",
+                f"{c['nats']:.2f}, {c.get('valkey', 0.0):.2f})",
             )
         console.print(table)
     else:

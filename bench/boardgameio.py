@@ -309,6 +309,10 @@ NODE_PLAY = "play_node"
 """The ``play`` path driven from Node (``tabletop_driver.js``, @grpc/grpc-js)
 instead of this process: the clients in the same runtime as boardgame.io's."""
 PATHS = ("unary", "play", NODE_PLAY)
+SKELETON = "skeleton"
+"""Not our stack: the architecture's skeleton (``bench/skeleton.py``), the
+same messages per move with no logic, driven as ``play_node`` is."""
+SWEEP_PATHS = (*PATHS, SKELETON)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -414,16 +418,26 @@ def run_ours(
 
 
 # ---------------------------------------------------------------- sweep
+def _run_path(loops: int, seconds: float, path: str) -> dict[str, Any]:
+    if path == SKELETON:
+        from bench.skeleton import run_skeleton
+
+        return run_skeleton(loops, seconds)
+    return run_ours(loops, seconds, path=path)
+
+
 def run(
     loops: tuple[int, ...] = LOOPS,
     seconds: float = 5.0,
     repeat: int = 1,
-    paths: tuple[str, ...] = PATHS,
+    paths: tuple[str, ...] = SWEEP_PATHS,
 ) -> dict[str, Any]:
     """Both stacks for each ``G`` (alternating which goes first), ``repeat``
     times; the ratios of each pair measured back to back. Our stack once per
     path: ``tabletop`` and the ratios without a suffix are the ``unary`` path,
-    ``tabletop_play`` and the ratios ending in ``_play`` the ``play`` path."""
+    ``tabletop_play`` and the ratios ending in ``_play`` the ``play`` path;
+    ``tabletop_skeleton`` is the architecture's skeleton (``SKELETON``), and
+    ``play_node_over_skeleton`` our play path's throughput against it."""
     try:
         folder = ensure_node_modules()
     except Skipped as e:
@@ -435,10 +449,10 @@ def run(
             if (r + loops.index(g)) % 2 == 0:
                 peer = run_peer(folder, g, seconds)
                 for path in paths:
-                    ours[path] = run_ours(g, seconds, path=path)
+                    ours[path] = _run_path(g, seconds, path)
             else:
                 for path in reversed(paths):
-                    ours[path] = run_ours(g, seconds, path=path)
+                    ours[path] = _run_path(g, seconds, path)
                 peer = run_peer(folder, g, seconds)
             row: dict[str, Any] = {"loops": g, "boardgameio": peer}
             for path in paths:
@@ -450,6 +464,10 @@ def run(
                 row[f"server_cpu_over_boardgameio{suffix}"] = (
                     ours[path]["cpu_ms_per_move"]["total_servers"]
                     / peer["cpu_ms_per_move"]["server"]
+                )
+            if NODE_PLAY in ours and SKELETON in ours:
+                row["play_node_over_skeleton"] = (
+                    ours[NODE_PLAY]["moves_per_s"] / ours[SKELETON]["moves_per_s"]
                 )
             rows.append(row)
     return {
@@ -472,17 +490,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--path",
-        choices=(*PATHS, "all"),
+        choices=(*SWEEP_PATHS, "all"),
         default="all",
         help="our clients' calls: unary (SubmitMove + WatchMatch per seat), "
-        "play (one PlayMatch stream per seat), play_node (the same from Node), or all",
+        "play (one PlayMatch stream per seat), play_node (the same from Node), "
+        "skeleton (the architecture's messages alone, bench/skeleton.py), or all",
     )
     args = parser.parse_args(argv)
     loops = tuple(int(x) for x in args.loops.split(","))
-    paths = PATHS if args.path == "all" else (args.path,)
+    paths = SWEEP_PATHS if args.path == "all" else (args.path,)
     if args.only == "ours":
         out: Any = [
-            run_ours(
+            _run_path(g, args.seconds, path)
+            if path == SKELETON
+            else run_ours(
                 g,
                 args.seconds,
                 profile=args.profile and args.profile / f"G{g}-{path}",
