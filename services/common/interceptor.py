@@ -35,10 +35,10 @@ from services.common.logging import (
     READ_METHODS,
     RpcObserver,
     _Sampler,
-    as_async_iter,
     code_name,
     log_rpc,
     notify,
+    responses,
 )
 from services.common.metrics import _Method
 
@@ -234,7 +234,7 @@ def _stream(behavior: Callable[..., Any], plan: _Plan) -> Callable[..., Any]:
         try:
             if limits is not None:
                 _checked(request_or_iterator, limits)
-            async for item in as_async_iter(behavior(request_or_iterator, context)):
+            async for item in responses(behavior(request_or_iterator, context)):
                 yield item
         except _PASS_THROUGH as e:
             error = e

@@ -337,6 +337,14 @@ def wrap_handler(handler: grpc.RpcMethodHandler, wrapper: Wrapper) -> grpc.RpcMe
     return handler
 
 
+def responses(result: Any) -> AsyncIterator[Any]:
+    """``as_async_iter(result)``, or ``result`` itself when it is an async
+    iterator already (the usual case: no generator layer per response)."""
+    if hasattr(result, "__anext__") and not inspect.isawaitable(result):
+        return result  # type: ignore[no-any-return]
+    return as_async_iter(result)
+
+
 async def as_async_iter(result: Any) -> AsyncIterator[Any]:
     """Responses of a streaming behaviour: an async generator, or a coroutine
     that writes with ``context.write`` (yields nothing), or a sync iterator."""

@@ -68,7 +68,7 @@ from prometheus_client import Counter
 
 from services.common.auth import Principal, Tokens, is_bot
 from services.common.errors import ResourceExhausted, ServiceError
-from services.common.logging import as_async_iter, wrap_handler
+from services.common.logging import responses, wrap_handler
 
 __all__ = [
     "CLIENT_ADDRESS_HEADER",
@@ -463,16 +463,16 @@ class RateLimitInterceptor(grpc.aio.ServerInterceptor):
             async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
                 caller = caller_of(rule, context.invocation_metadata(), context)
                 if caller is None:
-                    async for item in as_async_iter(behavior(request, context)):
+                    async for item in responses(behavior(request, context)):
                         yield item
                     return
                 if rule.rate is not None:
                     await limiter.check(rule.name, rule.rate, caller)
-                    async for item in as_async_iter(behavior(request, context)):
+                    async for item in responses(behavior(request, context)):
                         yield item
                     return
                 async with limiter.stream(caller):
-                    async for item in as_async_iter(behavior(request, context)):
+                    async for item in responses(behavior(request, context)):
                         yield item
 
             return stream

@@ -19,7 +19,7 @@ from typing import Any
 import grpc
 import msgspec
 
-from engine_core.decider import Game, apply, start
+from engine_core.decider import BaseGame, Game, apply, start
 from engine_core.errors import EngineError, UnknownSeat
 from engine_core.notation import move_text
 from engine_core.registry import Registry, UnknownGame, default_registry
@@ -213,8 +213,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         game: Game, state: Any, events: tuple[Any, ...], texts: list[str]
     ) -> list[rules_pb2.RedactedEvents]:
         """The events as each seat, then a spectator, may see them ("" = hidden)."""
+        seats = [*range(game.seats(state)), None]
+        if type(game).redact is BaseGame.redact:  # a public game: everybody sees them all
+            return [rules_pb2.RedactedEvents(seat=seat, events=texts) for seat in seats]
         out = []
-        for seat in [*range(game.seats(state)), None]:
+        for seat in seats:
             row = []
             for event, text in zip(events, texts, strict=True):
                 shown = game.redact(event, seat)

@@ -37,3 +37,26 @@ def test_every_line_is_json_whoever_logs_it() -> None:
     failed = events["task failed"]
     assert failed["level"] == "error" and "ValueError: boom" in failed["exception"]
     assert len(lines) == 5
+
+
+def test_responses_hands_an_async_iterator_on_as_it_is_and_wraps_the_rest() -> None:
+    import asyncio
+
+    from services.common.logging import responses
+
+    async def gen():
+        yield 1
+        yield 2
+
+    async def writes() -> None:  # a behaviour that writes with context.write
+        return None
+
+    async def collect(it):
+        return [x async for x in it]
+
+    g = gen()
+    assert responses(g) is g
+    assert asyncio.run(collect(responses(gen()))) == [1, 2]
+    assert asyncio.run(collect(responses(writes()))) == []
+    assert asyncio.run(collect(responses(iter([3, 4])))) == [3, 4]
+    assert asyncio.run(collect(responses(None))) == []
