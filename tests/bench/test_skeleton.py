@@ -1,0 +1,82 @@
+"""The architecture's skeleton (bench/skeleton.py) plays the benchmark's game
+as our stack does: the same calls answered, every move appended to
+JetStream with its expected sequence before any seat sees it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+import nats
+
+from bench import skeleton
+from services.common.servers import NatsServer, free_port
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
+
+MOVES = [f'{{"type":"place_mark","cell":{c}}}' for c in (0, 1, 2, 4, 3, 5, 7, 6, 8)]
+
+
+async def _play(address: str) -> tuple[str, list[list[int]], list[str]]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        created = await stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["a", "b"])
+        )
+        calls = [stub.PlayMatch() for _ in range(2)]
+        opening = match_pb2.PlayRequest(open=match_pb2.PlayOpen(match_id=created.match_id))
+        seen: list[list[int]] = [[], []]
+        refs: list[str] = []
+        for call in calls:
+            await call.write(opening)
+        for seat, call in enumerate(calls):  # the creation commit, on each stream
+            seen[seat].append((await call.read()).commit.version)
+        for i, move in enumerate(MOVES):
+            mover = calls[i % 2]
+            await mover.write(
+                match_pb2.PlayRequest(move=match_pb2.PlayMove(ref=str(i), move_json=move))
+            )
+            for seat, call in enumerate(calls):
+                frame = await call.read()
+                seen[seat].append(frame.commit.version)
+                if seat == i % 2:
+                    refs.append(frame.ref)
+        for call in calls:  # both streams end after the last commit
+            assert await call.read() is grpc.aio.EOF
+        return created.match_id, seen, refs
+
+
+async def _stored(url: str, match_id: str) -> list[bytes]:
+    nc = await nats.connect(url)
+    try:
+        js = nc.jetstream()
+        sub = await js.subscribe(f"{skeleton.PREFIX}.{match_id}", ordered_consumer=True)
+        out = []
+        for _ in range(len(MOVES) + 1):
+            out.append((await sub.next_msg(timeout=5)).data)
+        return out
+    finally:
+        await nc.close()
+
+
+def test_the_skeleton_plays_a_game_and_stores_every_commit() -> None:
+    with NatsServer() as server:
+        asyncio.run(skeleton._make_stream(server.url))
+        rules_port, match_port = free_port(), free_port()
+        rules = skeleton._start(["rules"], rules_port)
+        try:
+            match = skeleton._start(
+                ["match", "--nats", server.url, "--rules", f"127.0.0.1:{rules_port}"], match_port
+            )
+            try:
+                match_id, seen, refs = asyncio.run(_play(f"127.0.0.1:{match_port}"))
+            finally:
+                match.terminate()
+                match.wait(15)
+        finally:
+            rules.terminate()
+            rules.wait(15)
+        stored = asyncio.run(_stored(server.url, match_id))
+    assert seen == [list(range(10)), list(range(10))]
+    assert refs == [str(i) for i in range(9)]
+    assert stored[0].startswith(b"created ")
+    assert stored[1:] == [m.encode() for m in MOVES]
