@@ -260,8 +260,10 @@ class GatewayApp:
         return self._games
 
     # ------------------------------------------------------------- matches
-    async def get_match(self, token: str, match_id: Any) -> dict[str, Any]:
-        req = match_pb2.GetMatchRequest(match_id=check_id(match_id, "match_id"))
+    async def get_match(self, token: str, match_id: Any, *, view: bool = True) -> dict[str, Any]:
+        """``view=False``: without the caller's view (``"view": None``; the
+        match service asks the rules for none), as the socket's turns need."""
+        req = match_pb2.GetMatchRequest(match_id=check_id(match_id, "match_id"), omit_view=not view)
         return match_dict(await self._call(self.match.GetMatch, req, token))
 
     async def list_matches(self, token: str, status: str) -> list[dict[str, Any]]:

@@ -280,7 +280,7 @@ class SocketSession:
         """Whose input the match waits for and the caller's legal moves, when
         ``c`` is still the newest commit."""
         try:
-            m = await self.app.get_match(self.token, match_id)
+            m = await self.app.get_match(self.token, match_id, view=False)  # the frame has it
         except GatewayError:
             return None
         if m["version"] != c.version:

@@ -19,10 +19,13 @@ class MatchView:
 
 
 class Reads(Projections):
-    async def get(self, principal: Principal, match_id: str) -> MatchView:
+    async def get(
+        self, principal: Principal, match_id: str, *, include_view: bool = True
+    ) -> MatchView:
+        """``include_view=False``: ``view`` is empty (no view asked of the rules)."""
         p = await self.load(match_id, fresh=True)
         seat = self.viewer_seat(principal, p.meta)
-        view = await self._rules(self.rules.view(p.state, seat))
+        view = await self._rules(self.rules.view(p.state, seat)) if include_view else ""
         legal: tuple[str, ...] = ()
         if seat is not None and p.outcome is None and seat in p.awaiting:
             legal = await self._rules(self.rules.legal_moves(p.state, seat))

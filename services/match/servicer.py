@@ -233,7 +233,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
     async def GetMatch(self, request: Any, context: Any) -> Any:
         principal = self._principal(context)
         bind(match=request.match_id)
-        mv = await self.app.get(principal, request.match_id)
+        mv = await self.app.get(principal, request.match_id, include_view=not request.omit_view)
         p = mv.projection
         bind(game=p.meta.game, version=p.version, seat=mv.your_seat)
         reply = match_pb2.GetMatchResponse(

@@ -9,6 +9,7 @@ import msgspec
 
 from engine_core.decider import fold
 from engine_core.registry import default_registry
+from tabletop.match.v1 import match_pb2
 from tests.services.match.conftest import stream_commits
 
 
@@ -42,3 +43,29 @@ async def test_a_spectator_and_a_finished_match_offer_nothing(service) -> None:
         await p.submit(match_id, json.dumps({"type": "place_mark", "cell": cell}))
     assert (await a.get(match_id)).legal_moves_json == []
     assert (await b.get(match_id)).legal_moves_json == []
+
+
+async def test_omit_view_answers_the_rest_without_asking_the_rules_for_a_view(
+    service, monkeypatch
+) -> None:
+    a, b = service.player("guest:a"), service.player("guest:b")
+    match_id = await a.create("dwarves_duel", ["guest:a", "guest:b"])
+    rules = service.app.rules
+    asked: list[int | None] = []
+    real = rules.view
+
+    def view(state, seat):
+        asked.append(seat)
+        return real(state, seat)
+
+    monkeypatch.setattr(rules, "view", view)
+    for p in (a, b):
+        lean = await p.stub.GetMatch(
+            match_pb2.GetMatchRequest(match_id=match_id, omit_view=True), metadata=p.metadata
+        )
+        full = await p.get(match_id)
+        assert lean.view_json == "" and full.view_json
+        full.view_json = ""
+        lean.server_time = full.server_time = ""
+        assert lean == full  # the legal moves, the seat, the awaited seats: all the same
+    assert len(asked) == 2  # once per full answer, never for a lean one
