@@ -37,10 +37,13 @@ driver process), for both stacks: on one machine the clients' CPU is CPU the
 servers do not get.
 
 ``python -m bench.boardgameio [--loops 1,10,50,200] [--seconds 5] [--repeat 1]
-[--path unary|play|play_node|all] [--only ours|peer]`` prints the figures as
+[--path unary|play|play_node|skeleton|all] [--only ours|peer]`` prints the figures as
 JSON; in ``run()``'s rows ``tabletop`` and ``throughput_over_boardgameio`` are
 the unary path, ``tabletop_play`` and ``throughput_over_boardgameio_play`` the
-play path, ``tabletop_play_node`` and ``..._play_node`` the play path from Node.
+play path, ``tabletop_play_node`` and ``..._play_node`` the play path from Node,
+``tabletop_skeleton`` and ``..._skeleton`` the architecture's skeleton
+(``bench/skeleton.py``), and ``play_node_over_skeleton`` our play path from Node
+against it.
 """
 
 from __future__ import annotations
