@@ -114,7 +114,14 @@ class Streams(Projections):
             view = ""
             if include_view:
                 if pending:
-                    state = await self._rules(self.rules.evolve(meta.game, state, pending))
+                    hot = self._hot.get(match_id)
+                    if hot is not None and hot.version == c.version:
+                        # The projection in memory is at this very commit (a
+                        # live commit, the usual case): its state is the one
+                        # after it, with no fold asked of the rules.
+                        state = hot.state
+                    else:
+                        state = await self._rules(self.rules.evolve(meta.game, state, pending))
                     pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat))

@@ -327,3 +327,34 @@ async def test_the_watchers_of_a_match_created_here_read_nothing_from_the_stream
     total = await play_out(service, GAME, match_id, players, seed=7)
     for task in watches:
         assert [c.version for c in await asyncio.wait_for(task, 10)] == list(range(total + 1))
+
+
+async def test_a_live_watch_with_views_asks_the_rules_for_no_fold(service, monkeypatch) -> None:
+    """Each live commit's view comes from the state of the projection in
+    memory, which is at that very commit: the rules are asked for the view
+    only, never to fold the commit's events again; the views are the
+    engine's, for the watcher's seat."""
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    rules = service.app.rules
+    folds: list[int] = []
+    real = rules.evolve
+
+    def evolve(game, state, events):
+        folds.append(len(events))
+        return real(game, state, events)
+
+    monkeypatch.setattr(rules, "evolve", evolve)
+    call = players[1].watch(match_id, include_view=True)
+    got = [await call.read()]
+    seed = 0
+    while not got[-1].HasField("outcome"):
+        seed += 1
+        assert await play_out(service, GAME, match_id, players, seed=seed, limit=1) == 1
+        got.append(await call.read())  # seen before the next move is made
+    call.cancel()
+    assert folds == []
+    states = states_by_version(GAME, await commits_of(service, match_id))
+    assert [c.version for c in got] == list(range(len(states)))
+    for c, state in zip(got, states, strict=True):
+        assert c.view_json == msgspec.json.encode(GAME.view(state, 1)).decode()
