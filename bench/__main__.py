@@ -35,6 +35,7 @@ from bench import (
     replay,
     rules_latency,
     tournament,
+    web,
 )
 from services.common.servers import nats_gomaxprocs
 
@@ -99,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         out["boardgameio"] = boardgameio.run(loops=(1, 10), seconds=1.5)
     else:
         out["boardgameio"] = boardgameio.run()
+    console.print("[bold]the browser's path[/] (the gateway's HTTP moves and sockets) ...")
+    out["web"] = web.run(loops=(1,) if quick else (1, 10), seconds=1.5 if quick else 5.0)
     console.print("[bold]replay[/] ...")
     out["replay"] = replay.run(commits=200 if quick else 1000)
     console.print("[bold]matchmaking[/] ...")
@@ -273,6 +276,13 @@ def main(argv: list[str] | None = None) -> int:
         console.print(table)
     else:
         console.print(f"boardgame.io: skipped ({peer.get('skipped')})")
+    for r in out["web"]:
+        cpu = ", ".join(f"{k} {v:.2f}" for k, v in r["cpu_ms_per_move"].items())
+        calls = ", ".join(f"{k} {v:.2f}" for k, v in r["rules_calls_per_move"].items())
+        console.print(
+            f"browser's path, G={r['loops']}: {r['moves_per_s']:.0f} moves/s; CPU ms a move: "
+            f"{cpu}; rules calls a move: {calls}"
+        )
     rp = out["replay"]
     console.print(
         f"replay of {rp['commits']} commits: rebuild {rp['rebuild_commits_per_s']:.0f}/s, "
