@@ -115,7 +115,9 @@ async def _loops(stack: Stack, loops: int, seconds: float) -> dict[str, Any]:
         moves = 0
         while time.perf_counter() < deadline:
             created = await stub.CreateMatch(
-                match_pb2.CreateMatchRequest(game="tic_tac_toe", players=[x.player_id, o.player_id]),
+                match_pb2.CreateMatchRequest(
+                    game="tic_tac_toe", players=[x.player_id, o.player_id]
+                ),
                 metadata=bearer_metadata(x.token),
             )
             sub = f"g{games}"
