@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -44,6 +45,7 @@ import struct
 import subprocess
 import sys
 from collections import deque
+from collections.abc import Iterator
 from typing import Any
 
 import services  # noqa: F401  (first: the services' gRPC settings, before grpc loads)
@@ -288,35 +290,41 @@ async def _make_stream(url: str) -> None:
         await nc.close()
 
 
+@contextlib.contextmanager
+def running(server: NatsServer) -> Iterator[tuple[str, dict[str, int]]]:
+    """The skeleton on ``server`` (its stream made, both processes started):
+    the match service's address and the pids of the three processes."""
+    asyncio.run(_make_stream(server.url))
+    rules_port, match_port = free_port(), free_port()
+    rules = _start(["rules"], rules_port)
+    try:
+        match = _start(
+            ["match", "--nats", server.url, "--rules", f"127.0.0.1:{rules_port}"], match_port
+        )
+        try:
+            pids = {"match": match.pid, "rules": rules.pid, "nats": server.pid}
+            yield f"127.0.0.1:{match_port}", pids
+        finally:
+            match.terminate()
+            match.wait(15)
+    finally:
+        rules.terminate()
+        rules.wait(15)
+
+
 def run_skeleton(loops: int, seconds: float) -> dict[str, Any]:
     """The skeleton on the play path's workload from Node: the figures of
     ``bench.boardgameio.run_ours`` (moves/s, latency, CPU per move)."""
     from bench.boardgameio import _children_cpu_s, _drive_ours_from_node
     from bench.match_e2e import _cpu_s
 
-    with NatsServer() as server:
-        asyncio.run(_make_stream(server.url))
-        rules_port, match_port = free_port(), free_port()
-        rules = _start(["rules"], rules_port)
-        try:
-            match = _start(
-                ["match", "--nats", server.url, "--rules", f"127.0.0.1:{rules_port}"], match_port
-            )
-            try:
-                address = f"127.0.0.1:{match_port}"
-                pids = {"match": match.pid, "rules": rules.pid, "nats": server.pid}
-                _drive_ours_from_node(address, 2, 0.5)  # warm up
-                before = {k: _cpu_s(p) for k, p in pids.items()}
-                client0 = _children_cpu_s()
-                figures = _drive_ours_from_node(address, loops, seconds)
-                client = _children_cpu_s() - client0
-                after = {k: _cpu_s(p) for k, p in pids.items()}
-            finally:
-                match.terminate()
-                match.wait(15)
-        finally:
-            rules.terminate()
-            rules.wait(15)
+    with NatsServer() as server, running(server) as (address, pids):
+        _drive_ours_from_node(address, 2, 0.5)  # warm up
+        before = {k: _cpu_s(p) for k, p in pids.items()}
+        client0 = _children_cpu_s()
+        figures = _drive_ours_from_node(address, loops, seconds)
+        client = _children_cpu_s() - client0
+        after = {k: _cpu_s(p) for k, p in pids.items()}
     moves = max(1, figures["moves"])
     cpu = {k: (after[k] - before[k]) * 1000 / moves for k in pids}
     cpu["total_servers"] = sum(cpu.values())

@@ -10,7 +10,7 @@ import grpc
 import nats
 
 from bench import skeleton
-from services.common.servers import NatsServer, free_port
+from services.common.servers import NatsServer
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
 MOVES = [f'{{"type":"place_mark","cell":{c}}}' for c in (0, 1, 2, 4, 3, 5, 7, 6, 8)]
@@ -60,21 +60,8 @@ async def _stored(url: str, match_id: str) -> list[bytes]:
 
 def test_the_skeleton_plays_a_game_and_stores_every_commit() -> None:
     with NatsServer() as server:
-        asyncio.run(skeleton._make_stream(server.url))
-        rules_port, match_port = free_port(), free_port()
-        rules = skeleton._start(["rules"], rules_port)
-        try:
-            match = skeleton._start(
-                ["match", "--nats", server.url, "--rules", f"127.0.0.1:{rules_port}"], match_port
-            )
-            try:
-                match_id, seen, refs = asyncio.run(_play(f"127.0.0.1:{match_port}"))
-            finally:
-                match.terminate()
-                match.wait(15)
-        finally:
-            rules.terminate()
-            rules.wait(15)
+        with skeleton.running(server) as (address, _pids):
+            match_id, seen, refs = asyncio.run(_play(address))
         stored = asyncio.run(_stored(server.url, match_id))
     assert seen == [list(range(10)), list(range(10))]
     assert refs == [str(i) for i in range(9)]
