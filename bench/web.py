@@ -13,9 +13,11 @@ matchmaking), each page watches it on its socket, and the seat whose
 web client does.
 
 Per run: moves per second; the CPU per move of every process (``/proc``);
-and the rules service's calls per move by method (its ``/metrics``), which
+the rules service's calls per move by method (its ``/metrics``), which
 show what one move through the gateway asks of the rules: the move itself,
-the view of each watcher's frame, the legal moves of the seat to move.
+the view of each watcher's frame, the legal moves of the seat to move; and
+the match service's (its calls that ended, by method: the streams count
+when they close).
 ``python -m bench.web [--loops 1,10] [--seconds 5]`` prints it as JSON.
 """
 
@@ -45,6 +47,9 @@ DRAW = (0, 1, 2, 4, 3, 5, 7, 6, 8)  # X O X O X O X O X: no line, a draw
 LOOPS = (1, 10)
 _RULES_CALLS = re.compile(
     r'^tabletop_rules_rpc_seconds_count\{[^}]*method="(\w+)"[^}]*\} ([0-9.e+]+)$', re.M
+)
+_RPC_CALLS = re.compile(
+    r'^tabletop_rpc_seconds_count\{[^}]*method="(\w+)"[^}]*\} ([0-9.e+]+)$', re.M
 )
 
 
@@ -139,12 +144,20 @@ async def _loops(stack: Stack, loops: int, seconds: float) -> dict[str, Any]:
     return {"loops": loops, "moves": moves, "games": games, "seconds": elapsed}
 
 
-def _rules_calls(stack: Stack) -> dict[str, float]:
-    text = urllib.request.urlopen(stack.metrics_address("rules"), timeout=5).read().decode()
+def _calls(stack: Stack, service: str, pattern: re.Pattern[str]) -> dict[str, float]:
+    """A service's calls so far by method, from its /metrics."""
+    text = urllib.request.urlopen(stack.metrics_address(service), timeout=5).read().decode()
     out: dict[str, float] = {}
-    for method, count in _RULES_CALLS.findall(text):
+    for method, count in pattern.findall(text):
         out[method] = out.get(method, 0.0) + float(count)
     return out
+
+
+def _counts(stack: Stack) -> dict[str, dict[str, float]]:
+    return {
+        "rules_calls_per_move": _calls(stack, "rules", _RULES_CALLS),
+        "match_calls_per_move": _calls(stack, "match", _RPC_CALLS),
+    }
 
 
 def run(loops: tuple[int, ...] = LOOPS, seconds: float = 5.0) -> list[dict[str, Any]]:
@@ -161,19 +174,21 @@ def run(loops: tuple[int, ...] = LOOPS, seconds: float = 5.0) -> list[dict[str, 
             pids["nats"], pids["valkey"] = stack.nats.pid, stack.valkey.pid
             asyncio.run(_loops(stack, 1, 0.5))  # warm up
             for g in loops:
-                cpu0, calls0 = {k: _cpu_s(p) for k, p in pids.items()}, _rules_calls(stack)
+                cpu0, calls0 = {k: _cpu_s(p) for k, p in pids.items()}, _counts(stack)
                 figures = asyncio.run(_loops(stack, g, seconds))
-                cpu1, calls1 = {k: _cpu_s(p) for k, p in pids.items()}, _rules_calls(stack)
+                cpu1, calls1 = {k: _cpu_s(p) for k, p in pids.items()}, _counts(stack)
                 n = max(1, figures["moves"])
                 figures["moves_per_s"] = figures["moves"] / figures["seconds"]
                 figures["cpu_ms_per_move"] = {
                     k: (cpu1[k] - cpu0[k]) * 1000 / n for k in pids if cpu1[k] > cpu0[k]
                 }
-                figures["rules_calls_per_move"] = {
-                    m: (calls1[m] - calls0.get(m, 0.0)) / n
-                    for m in calls1
-                    if calls1[m] > calls0.get(m, 0.0)
-                }
+                for what, after in calls1.items():
+                    before = calls0[what]
+                    figures[what] = {
+                        m: (after[m] - before.get(m, 0.0)) / n
+                        for m in after
+                        if after[m] > before.get(m, 0.0)
+                    }
                 rows.append(figures)
         finally:
             stack.stop()

@@ -112,7 +112,9 @@ class SeatPlayer:
         last: int | None = None
         backoff = 0.1
         while True:
-            request = match_pb2.WatchMatchRequest(match_id=self.match_id, include_view=True)
+            request = match_pb2.WatchMatchRequest(
+                match_id=self.match_id, include_view=True, include_turn=True
+            )
             if last is not None and last > 0:
                 request.after_version = last - 1  # get the last commit (and view) again
             try:
@@ -140,7 +142,7 @@ class SeatPlayer:
         try:
             sample = self.game.sample_state(view, self.seat, rng)
         except NotImplementedError:  # hidden information and no sampler: ask for the moves
-            await self._random_listed_move(commit.version, rng)
+            await self._random_listed_move(commit, rng)
             return
         if self.seat not in self.game.awaiting(sample):
             return
@@ -153,17 +155,25 @@ class SeatPlayer:
             move = choose_from_view(self.bot, self.game, view, self.seat, rng)
         await self._submit(version, msgspec.json.encode(move))
 
-    async def _random_listed_move(self, version: int, rng: Rng) -> None:
+    async def _random_listed_move(self, commit: match_pb2.MatchCommit, rng: Rng) -> None:
         """A random move among those the match service lists for this seat (for
-        a game that cannot sample a state from a view)."""
-        now = await self.stub.GetMatch(
-            match_pb2.GetMatchRequest(match_id=self.match_id),
-            metadata=self.identity.metadata(),
-            timeout=self.timeout_s,
-        )
-        if now.version != version or not now.legal_moves_json:
-            return  # not our turn, or a newer commit is on its way: it decides
-        await self._submit(version, rng.choice(list(now.legal_moves_json)).encode())
+        a game that cannot sample a state from a view): the commit's turn, or
+        a GetMatch for a commit without one (newer commits follow it, or a
+        match service of before ``include_turn``)."""
+        if commit.HasField("turn"):
+            legal = commit.turn.legal_moves_json
+        else:
+            now = await self.stub.GetMatch(
+                match_pb2.GetMatchRequest(match_id=self.match_id, omit_view=True),
+                metadata=self.identity.metadata(),
+                timeout=self.timeout_s,
+            )
+            if now.version != commit.version:
+                return  # a newer commit is on its way: it decides
+            legal = now.legal_moves_json
+        if not legal:
+            return  # not our turn
+        await self._submit(commit.version, rng.choice(list(legal)).encode())
 
     async def _submit(self, version: int, move_json: bytes) -> None:
         if self.move_delay_s:

@@ -96,6 +96,18 @@ def commit_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
     }
 
 
+def turn_dict(c: match_pb2.MatchCommit) -> dict[str, Any]:
+    """The turn ``c`` carries (``include_turn``), as the socket's frame has it."""
+    t = c.turn
+    return {
+        "version": c.version,
+        "awaiting": list(t.awaiting),
+        "legal_moves": [_json(x) for x in t.legal_moves_json],
+        "your_seat": t.your_seat if t.HasField("your_seat") else None,
+        "server_time": t.server_time,
+    }
+
+
 def match_dict(m: match_pb2.GetMatchResponse) -> dict[str, Any]:
     finished = m.status == match_pb2.MATCH_STATUS_FINISHED
     return {
@@ -320,7 +332,7 @@ class GatewayApp:
     def watch(
         self, token: str, match_id: str, after_version: int | None
     ) -> AsyncIterator[match_pb2.MatchCommit]:
-        req = match_pb2.WatchMatchRequest(match_id=match_id, include_view=True)
+        req = match_pb2.WatchMatchRequest(match_id=match_id, include_view=True, include_turn=True)
         if after_version is not None:
             req.after_version = after_version
         return self._stream(self.match.WatchMatch, req, token)

@@ -46,7 +46,7 @@ from services.common.auth import Tokens
 from services.common.errors import ServiceError
 from services.common.logging import get_logger
 from services.gateway import metrics
-from services.gateway.app import GatewayApp, check_id, commit_dict, ticket_dict
+from services.gateway.app import GatewayApp, check_id, commit_dict, ticket_dict, turn_dict
 from services.gateway.errors import GatewayError, bad_request
 from services.gateway.settings import GatewaySettings
 from tabletop.match.v1 import match_pb2
@@ -262,7 +262,9 @@ class SocketSession:
                     attempts = 0
                     frame = {"type": "commit", "sub": sub, "match_id": match_id}
                     frame.update(commit_dict(c))
-                    frame["turn"] = await self._turn(match_id, c)
+                    frame["turn"] = (
+                        turn_dict(c) if c.HasField("turn") else await self._turn(match_id, c)
+                    )
                     self.send(frame)
                     after = c.version
                     if c.status == match_pb2.MATCH_STATUS_FINISHED:
@@ -278,7 +280,9 @@ class SocketSession:
 
     async def _turn(self, match_id: str, c: match_pb2.MatchCommit) -> dict[str, Any] | None:
         """Whose input the match waits for and the caller's legal moves, when
-        ``c`` is still the newest commit."""
+        ``c`` is still the newest commit, for a commit that carries no turn: a
+        resumed watch's backlog (newer commits follow), or a match service of
+        before ``include_turn``."""
         try:
             m = await self.app.get_match(self.token, match_id, view=False)  # the frame has it
         except GatewayError:

@@ -14,10 +14,10 @@ from services.match.base import AppConfig
 from services.match.endings import Endings, EndResult
 from services.match.plays import Plays
 from services.match.reads import MatchView, Reads
-from services.match.streams import CommitView
+from services.match.streams import CommitView, Turn
 from services.match.writes import MoveResult
 
-__all__ = ["AppConfig", "CommitView", "EndResult", "MatchApp", "MatchView", "MoveResult"]
+__all__ = ["AppConfig", "CommitView", "EndResult", "MatchApp", "MatchView", "MoveResult", "Turn"]
 
 
 class MatchApp(Endings, Reads, Plays):

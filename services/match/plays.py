@@ -126,11 +126,17 @@ class _Play:
         self.in_flight = 0
         self.ending = False
 
-    async def follow(self, after_version: int | None, include_view: bool) -> None:
+    async def follow(
+        self, after_version: int | None, include_view: bool, include_turn: bool = False
+    ) -> None:
         put = self.queue.put_nowait
         try:
             async for c in self.app.watch(
-                self.principal, self.match_id, after_version, include_view=include_view
+                self.principal,
+                self.match_id,
+                after_version,
+                include_view=include_view,
+                include_turn=include_turn,
             ):
                 put(c)
         except Exception as e:
@@ -250,6 +256,7 @@ class Plays(Writes, Streams):
         *,
         after_version: int | None = None,
         include_view: bool = False,
+        include_turn: bool = False,
         seat: int | None = None,
         expires_at: float | None = None,
         move_rate: MoveRate | None = None,
@@ -260,7 +267,7 @@ class Plays(Writes, Streams):
         # a bad match id, an unknown match, a version ahead: nothing starts
         await self.watch_start(match_id, after_version)
         play = _Play(self, principal, match_id, seat)
-        follower = asyncio.ensure_future(play.follow(after_version, include_view))
+        follower = asyncio.ensure_future(play.follow(after_version, include_view, include_turn))
         mover = asyncio.ensure_future(play.moves(moves, move_rate))
         try:
             async for frame in play.frames(expires_at):

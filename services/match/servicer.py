@@ -18,7 +18,7 @@ from services.common.bounds import check_message
 from services.common.codecs import check_json
 from services.common.errors import InvalidArgument, error_fields
 from services.common.logging import bind
-from services.match.app import CommitView, MatchApp, MoveResult
+from services.match.app import CommitView, MatchApp, MoveResult, Turn
 from services.match.errors import BadRequest
 from services.match.model import (
     STATUS_ACTIVE,
@@ -121,7 +121,18 @@ def _commit_fields(c: CommitView) -> dict[str, Any]:
         fields["forfeit"] = True
     if c.ended_by_service:
         fields["ended_by_service"] = True
+    if c.turn is not None:
+        fields["turn"] = turn_pb(c.turn)
     return fields
+
+
+def turn_pb(t: Turn) -> match_pb2.Turn:
+    pb = match_pb2.Turn(
+        awaiting=t.awaiting, legal_moves_json=t.legal_moves, server_time=rfc3339(t.server_ms)
+    )
+    if t.your_seat is not None:
+        pb.your_seat = t.your_seat
+    return pb
 
 
 def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
@@ -264,7 +275,11 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
         bind(match=request.match_id)
         after = request.after_version if request.HasField("after_version") else None
         async for c in self.app.watch(
-            principal, request.match_id, after, include_view=request.include_view
+            principal,
+            request.match_id,
+            after,
+            include_view=request.include_view,
+            include_turn=request.include_turn,
         ):
             yield commit_pb(c)
 
@@ -289,6 +304,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             play_moves(requests),
             after_version=o.after_version if o.HasField("after_version") else None,
             include_view=o.include_view,
+            include_turn=o.include_turn,
             seat=o.seat if o.HasField("seat") else None,
             expires_at=expires_at,
             move_rate=self.move_rate,

@@ -8,6 +8,7 @@ once per process, then redacted here for each watcher's seat."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -24,8 +25,21 @@ from services.match.model import (
     Clocks,
     Commit,
     Projection,
+    now_ms,
 )
 from services.match.projections import Projections
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The turn after a commit, as one caller sees it: the seats the game
+    waits for and the moves the caller's seat may make now."""
+
+    awaiting: tuple[int, ...]
+    your_seat: int | None
+    legal_moves: tuple[str, ...]
+    server_ms: int
+    """When the server sent it (for a client to correct its clock by)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +62,7 @@ class CommitView:
     """The digest of the commit's idempotency key and of its request (never
     sent: ``PlayMatch`` finds a stream's own moves by them)."""
     request: str = ""
+    turn: Turn | None = None
 
 
 class Streams(Projections):
@@ -58,7 +73,10 @@ class Streams(Projections):
         after_version: int | None,
         *,
         include_view: bool = False,
+        include_turn: bool = False,
     ) -> AsyncIterator[CommitView]:
+        """``include_turn``: each commit that is the newest this process
+        knows when it is sent carries the turn after it (``_turn``)."""
         p = await self.watch_start(match_id, after_version)
         meta = p.meta
         seat = self.viewer_seat(principal, meta)
@@ -71,7 +89,7 @@ class Streams(Projections):
             gauge = metrics.WATCHING["spectator" if seat is None else "player"]
         gauge.inc()
         try:
-            async for view in self._watch(p, seat, after_version, include_view):
+            async for view in self._watch(p, seat, after_version, include_view, include_turn):
                 yield view
         finally:
             gauge.dec()
@@ -89,7 +107,12 @@ class Streams(Projections):
         return p
 
     async def _watch(
-        self, p: Projection, seat: int | None, after_version: int | None, include_view: bool
+        self,
+        p: Projection,
+        seat: int | None,
+        after_version: int | None,
+        include_view: bool,
+        include_turn: bool = False,
     ) -> AsyncIterator[CommitView]:
         meta = p.meta
         match_id = meta.match_id
@@ -125,9 +148,40 @@ class Streams(Projections):
                     pending.clear()
                 assert state is not None
                 view = await self._rules(self.rules.view(state, seat))
-            yield self._commit_view(c, seat, view, full=False)
+            cv = self._commit_view(c, seat, view, full=False)
+            if include_turn:
+                turn = await self._turn(p, c, seat, state if include_view else None)
+                if turn is not None:
+                    cv = dataclasses.replace(cv, turn=turn)
+            yield cv
             if c.outcome is not None:
                 return
+
+    async def _turn(
+        self, start: Projection, c: Commit, seat: int | None, state: bytes | None
+    ) -> Turn | None:
+        """The turn after ``c`` if ``c`` is the newest commit this process
+        knows (None for a commit known to be followed by others: a resumed
+        watch's backlog, or a watcher that lags), the caller's legal moves
+        asked of the rules only when the game waits for its seat. ``state``:
+        the state after ``c``, if the caller has it; else it is the
+        projection's (in memory at ``c``, the usual case of a live commit), or
+        the projection brought forward from the stream (``c`` came from
+        another replica)."""
+        hot = self._hot.get(start.meta.match_id)
+        q = hot if hot is not None and hot.version >= start.version else start
+        if q.version > c.version:
+            return None  # newer commits are on their way to this watcher
+        legal: tuple[str, ...] = ()
+        if seat is not None and c.outcome is None and seat in c.awaiting:
+            if state is None:
+                if q.version < c.version:  # appended elsewhere: read up to it
+                    q = await self._catch_up(q)
+                if q.version != c.version:
+                    return None
+                state = q.state
+            legal = await self._rules(self.rules.legal_moves(state, seat))
+        return Turn(awaiting=c.awaiting, your_seat=seat, legal_moves=legal, server_ms=now_ms())
 
     async def replay(
         self,

@@ -10,7 +10,7 @@ from bench import web
 pytestmark = pytest.mark.timeout(240)
 
 
-def test_the_browsers_path_plays_and_a_live_view_needs_no_fold() -> None:
+def test_the_browsers_path_plays_with_no_fold_and_no_get_match_per_commit() -> None:
     (row,) = web.run(loops=(1,), seconds=1.0)
     assert row["moves"] >= 9 and row["moves"] % 9 == 0  # whole 9-move games
     calls = row["rules_calls_per_move"]
@@ -21,4 +21,10 @@ def test_the_browsers_path_plays_and_a_live_view_needs_no_fold() -> None:
     # when a watcher got to a commit after the next one was applied (a race
     # the turn order makes rare); before, two folds a move (one a watcher)
     assert calls.get("Fold", 0.0) < 0.2
+    # the turn comes with the commit (include_turn): the legal moves once per
+    # move, for the seat to move, and no GetMatch per commit and page
+    assert calls["LegalMoves"] == pytest.approx(1.0)
+    match_calls = row["match_calls_per_move"]
+    assert match_calls["SubmitMove"] == pytest.approx(1.0)
+    assert "GetMatch" not in match_calls
     assert row["cpu_ms_per_move"]["gateway"] > 0 and row["cpu_ms_per_move"]["match"] > 0

@@ -457,3 +457,29 @@ async def test_a_stream_whose_client_stopped_sending_follows_to_the_end(ttt):
     for s in streams:
         assert await s.ended() == grpc.StatusCode.OK
         assert [f.commit.version for f in s.commits()] == list(range(10))
+
+
+async def test_play_streams_with_turns_carry_each_seats_legal_moves(service):
+    """``include_turn`` on the open request: each commit frame carries the
+    turn after it, so a client plays from its frames alone."""
+    players = [service.player(p) for p in TTT]
+    match_id = await players[0].create("tic_tac_toe", TTT)
+    streams = [await PlayStream.open(p, match_id, include_turn=True) for p in players]
+    free = set(range(9))
+    for i, cell in enumerate(DRAW):
+        seat = i % 2
+        await streams[seat].until_version(i)
+        turn = streams[seat].commits()[-1].commit.turn
+        assert turn.your_seat == seat and list(turn.awaiting) == [seat]
+        assert sorted(turn.legal_moves_json) == sorted(place(c) for c in free)
+        other = streams[1 - seat]
+        await other.until_version(i)
+        assert not other.commits()[-1].commit.turn.legal_moves_json  # not its turn
+        await streams[seat].move(f"m{i}", place(cell))
+        free.discard(cell)
+    for s in streams:
+        assert await s.ended() == grpc.StatusCode.OK
+        last = s.commits()[-1].commit
+        assert last.status == match_pb2.MATCH_STATUS_FINISHED
+        assert not last.turn.awaiting and not last.turn.legal_moves_json
+        s.close()

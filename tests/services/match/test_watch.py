@@ -358,3 +358,123 @@ async def test_a_live_watch_with_views_asks_the_rules_for_no_fold(service, monke
     assert [c.version for c in got] == list(range(len(states)))
     for c, state in zip(got, states, strict=True):
         assert c.view_json == msgspec.json.encode(GAME.view(state, 1)).decode()
+
+
+def _legal_json(game, state, seat: int) -> list[str]:
+    return [msgspec.json.encode(m).decode() for m in game.legal_moves(state, seat)]
+
+
+async def test_a_live_watch_with_turns_carries_what_get_match_would_say(
+    service, monkeypatch
+) -> None:
+    """With ``include_turn`` every live commit carries the turn after it: the
+    seats awaited, the watcher's seat and its legal moves (the engine's,
+    asked of the rules only for a seat the game waits for), the same as a
+    GetMatch at that version would answer; a spectator's turn has no seat and
+    no moves. No fold is asked for them, nor for the views beside them."""
+    players = [service.player(p) for p in IDS]
+    spectator = service.player("guest:nobody")
+    match_id = await players[0].create("secret_bids", IDS)
+    rules = service.app.rules
+    asked: list[int] = []
+    real_legal = rules.legal_moves
+
+    def legal_moves(state, seat):
+        asked.append(seat)
+        return real_legal(state, seat)
+
+    def evolve(game, state, events):
+        raise AssertionError("no fold for a live turn")
+
+    monkeypatch.setattr(rules, "legal_moves", legal_moves)
+    monkeypatch.setattr(rules, "evolve", evolve)
+    calls = [
+        players[0].watch(match_id, include_turn=True),
+        players[1].watch(match_id, include_turn=True, include_view=True),
+        spectator.watch(match_id, include_turn=True),
+    ]
+    seen: list[list] = [[], [], []]
+    gets: list[list] = [[], []]
+    awaited = 0
+    while True:
+        for got, call in zip(seen, calls, strict=True):
+            got.append(await call.read())
+        for s in (0, 1):  # what GetMatch says now, before the next move
+            gets[s].append(await players[s].get(match_id))
+        if seen[0][-1].HasField("outcome"):
+            break
+        awaited += len(seen[0][-1].turn.awaiting)
+        assert await play_out(service, GAME, match_id, players, seed=len(seen[0]), limit=1) == 1
+    for call in calls:
+        call.cancel()
+    states = states_by_version(GAME, await commits_of(service, match_id))
+    assert [c.version for c in seen[0]] == list(range(len(states)))
+    for v, state in enumerate(states):
+        awaiting = list(GAME.awaiting(state)) if GAME.outcome(state) is None else []
+        for s in (0, 1):
+            c, m = seen[s][v], gets[s][v]
+            assert c.HasField("turn") and c.turn.HasField("your_seat")
+            assert c.turn.your_seat == s and list(c.turn.awaiting) == awaiting
+            legal = _legal_json(GAME, state, s) if s in awaiting else []
+            assert list(c.turn.legal_moves_json) == legal
+            assert m.version == v and list(m.legal_moves_json) == legal
+            assert list(m.awaiting) == awaiting
+            assert c.turn.server_time
+        assert seen[1][v].view_json == msgspec.json.encode(GAME.view(state, 1)).decode()
+        t = seen[2][v].turn
+        assert not t.HasField("your_seat") and not t.legal_moves_json
+        assert list(t.awaiting) == awaiting
+    # the watches asked for the awaited seats' moves once per commit; the
+    # GetMatch calls asked as often
+    assert len(asked) == 2 * awaited
+
+
+async def test_a_resumed_watch_carries_a_turn_on_its_newest_commit_only(service) -> None:
+    """The commits of a resumed watch's backlog that newer ones follow carry no
+    turn (nobody can play on them); the newest does, as do the live ones."""
+    players = [service.player(p) for p in IDS]
+    match_id = await players[0].create("secret_bids", IDS)
+    await play_out(service, GAME, match_id, players, seed=1, limit=3)
+    call = players[0].watch(match_id, after_version=0, include_turn=True)
+    backlog = [await call.read() for _ in range(3)]
+    assert [c.version for c in backlog] == [1, 2, 3]
+    assert [c.HasField("turn") for c in backlog] == [False, False, True]
+    await play_out(service, GAME, match_id, players, seed=2, limit=1)
+    live = await call.read()
+    call.cancel()
+    state = states_by_version(GAME, await commits_of(service, match_id))[4]
+    assert live.version == 4 and live.HasField("turn")
+    awaiting = list(GAME.awaiting(state))
+    assert list(live.turn.awaiting) == awaiting
+    legal = _legal_json(GAME, state, 0) if 0 in awaiting else []
+    assert list(live.turn.legal_moves_json) == legal
+
+
+async def test_a_turn_after_another_replicas_commit_is_read_from_the_stream(
+    start_service,
+) -> None:
+    """A watch on a replica that did not make the commit (its projection is
+    behind) brings the projection forward from the stream for the turn: the
+    legal moves are those after that commit."""
+    one, two = await start_service(), await start_service()
+    ones = [one.player(p) for p in IDS]
+    twos = [two.player(p) for p in IDS]
+    match_id = await ones[0].create("secret_bids", IDS)
+    calls = [twos[s].watch(match_id, include_turn=True) for s in (0, 1)]
+    seen: list[list] = [[], []]
+    while True:
+        for got, call in zip(seen, calls, strict=True):
+            got.append(await call.read())
+        if seen[0][-1].HasField("outcome"):
+            break
+        assert await play_out(one, GAME, match_id, ones, seed=len(seen[0]), limit=1) == 1
+    for call in calls:
+        call.cancel()
+    states = states_by_version(GAME, await commits_of(one, match_id))
+    for v, state in enumerate(states):
+        awaiting = list(GAME.awaiting(state)) if GAME.outcome(state) is None else []
+        for s in (0, 1):
+            c = seen[s][v]
+            assert c.version == v and list(c.turn.awaiting) == awaiting
+            legal = _legal_json(GAME, state, s) if s in awaiting else []
+            assert list(c.turn.legal_moves_json) == legal
