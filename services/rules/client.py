@@ -17,11 +17,12 @@ A rejection raises ``RulesError``, a ``ServiceError`` carrying the server's
 status, reason and metadata: a service that calls the rules service can let
 it propagate and its own client sees the same status and reason.
 
-With ``streams=N`` (N > 0) ``apply_move`` and ``new_game`` go over
-``MoveStreams``: N long-lived ApplyMoves streams, each on a channel (a
-connection) of its own, carrying batches of calls; the answers and errors are
-the same as the unary calls'. A rules service without ApplyMoves is called
-with ApplyMove, and one whose streams do not take NewGame calls with NewGame.
+With ``streams=N`` (N > 0) ``apply_move``, ``new_game``, ``view`` and
+``legal_moves`` go over ``MoveStreams``: N long-lived ApplyMoves streams,
+each on a channel (a connection) of its own, carrying batches of calls; the
+answers and errors are the same as the unary calls'. A rules service without
+ApplyMoves is called with ApplyMove, and one whose streams do not take a
+kind of call with that kind's unary call.
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ INSTANCE_HEADER = "tabletop-rules-instance"
 replica, or the worker process) it landed on."""
 CALLS_HEADER = "tabletop-rules-calls"
 """The initial metadata of an ApplyMoves stream: the kinds of call it answers,
-comma-separated (``apply_move,new_game``; a server without it answers
-ApplyMove calls only)."""
+comma-separated (``apply_move,new_game,view,legal_moves``; a server without
+it answers ApplyMove calls only)."""
 _CODES = {code.value[0]: code for code in grpc.StatusCode}
 _BROKEN = frozenset(
     {
@@ -219,7 +220,8 @@ class RulesClient:
     ) -> None:
         """``metadata``: called before each call for its metadata, e.g. a
         ``ServiceToken``'s ``metadata`` when the rules service requires one.
-        ``streams``: ``apply_move`` and ``new_game`` over that many
+        ``streams``: ``apply_move``, ``new_game``, ``view`` and
+        ``legal_moves`` over that many
         ApplyMoves streams (``MoveStreams``, with ``calls_per_turn`` and
         ``spread_attempts``); 0 = one unary call each."""
         self.target = target
@@ -241,6 +243,8 @@ class RulesClient:
                 streams,
                 unary=self.stub.ApplyMove,
                 new_game_unary=self.stub.NewGame,
+                view_unary=self.stub.View,
+                legal_moves_unary=self.stub.LegalMoves,
                 max_message_bytes=max_message_bytes,
                 metadata=metadata,
                 calls_per_turn=calls_per_turn,
@@ -340,7 +344,12 @@ class RulesClient:
         self, game: str, state: bytes, seat: int, *, timeout: float | None = None
     ) -> LegalMoves:
         request = rules_pb2.LegalMovesRequest(game=game, state=state, seat=seat)
-        reply = await self._call(self.stub.LegalMoves, request, timeout)
+        if self.streams is not None:
+            reply = await self.streams.legal_moves(
+                request, self.timeout if timeout is None else timeout
+            )
+        else:
+            reply = await self._call(self.stub.LegalMoves, request, timeout)
         return LegalMoves(tuple(reply.moves), tuple(reply.texts))
 
     async def view(
@@ -357,7 +366,10 @@ class RulesClient:
         request = rules_pb2.ViewRequest(game=game, state=state, full=full)
         if seat is not None:
             request.seat = seat
-        reply = await self._call(self.stub.View, request, timeout)
+        if self.streams is not None:
+            reply = await self.streams.view(request, self.timeout if timeout is None else timeout)
+        else:
+            reply = await self._call(self.stub.View, request, timeout)
         return reply.view, GameStatus.from_pb(reply.status)
 
     async def outcome(self, game: str, state: bytes, *, timeout: float | None = None) -> GameStatus:
@@ -397,22 +409,49 @@ class RulesClient:
 
 
 # ----------------------------------------------------------------- streams
-class _Call:
-    """One ApplyMove (or NewGame) call on its way: sent, perhaps sent again,
-    answered once."""
+_StreamRequest = (
+    rules_pb2.ApplyMoveRequest
+    | rules_pb2.NewGameRequest
+    | rules_pb2.ViewRequest
+    | rules_pb2.LegalMovesRequest
+)
+_KINDS: dict[type, tuple[str, str, str]] = {
+    rules_pb2.ApplyMoveRequest: ("apply_move", "request", "reply"),
+    rules_pb2.NewGameRequest: ("new_game", "new_game", "new_game"),
+    rules_pb2.ViewRequest: ("view", "view", "view"),
+    rules_pb2.LegalMovesRequest: ("legal_moves", "legal_moves", "legal_moves"),
+}
+"""Each request type an ApplyMoves stream carries: its kind (as
+``CALLS_HEADER`` names it), its field of the call and of the result."""
 
-    __slots__ = ("attempts", "deadline", "future", "id", "new_game", "request", "size", "stream")
+
+class _Call:
+    """One call (ApplyMove, NewGame, View or LegalMoves) on its way: sent,
+    perhaps sent again, answered once."""
+
+    __slots__ = (
+        "answer",
+        "attempts",
+        "deadline",
+        "field",
+        "future",
+        "id",
+        "kind",
+        "request",
+        "size",
+        "stream",
+    )
 
     def __init__(
         self,
         id: int,
-        request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest,
+        request: _StreamRequest,
         future: asyncio.Future[Any],
         deadline: float,
     ) -> None:
         self.id = id
         self.request = request
-        self.new_game = isinstance(request, rules_pb2.NewGameRequest)
+        self.kind, self.field, self.answer = _KINDS[type(request)]
         self.future = future
         self.deadline = deadline
         self.size = request.ByteSize() + 24  # with its id, timeout and framing
@@ -431,9 +470,9 @@ class _Stream:
         self.call = call
         self.instance: str | None = None
         """The server it landed on (``INSTANCE_HEADER``), once known."""
-        self.takes_new_game = False
-        """Whether its server answers NewGame calls on it (``CALLS_HEADER``),
-        once known."""
+        self.takes: frozenset[str] = frozenset()
+        """The kinds of call besides ApplyMove its server answers on it
+        (``CALLS_HEADER``), once known."""
         self.opened = time.monotonic()
         self.pending: dict[int, _Call] = {}
         self.queue: list[_Call] = []
@@ -483,7 +522,7 @@ class _Stream:
                     item = message.calls.add(
                         id=c.id, timeout_ms=max(1, int((c.deadline - now) * 1000))
                     )
-                    (item.new_game if c.new_game else item.request).CopyFrom(c.request)
+                    getattr(item, c.field).CopyFrom(c.request)
                 del self.queue[:taken]
                 if message.calls:
                     self.owner.messages += 1
@@ -518,7 +557,7 @@ class _Stream:
                     if result.HasField("error"):
                         c.future.set_exception(RulesError.from_pb(result.error))
                     else:
-                        c.future.set_result(result.new_game if c.new_game else result.reply)
+                        c.future.set_result(getattr(result, c.answer))
         except grpc.aio.AioRpcError as e:
             error = e
         except BaseException:  # cancelled (by a failed write, or close), or broken
@@ -527,7 +566,8 @@ class _Stream:
 
 
 class MoveStreams:
-    """ApplyMove and NewGame calls over ``count`` long-lived ApplyMoves streams.
+    """ApplyMove calls (and NewGame, View and LegalMoves calls) over ``count``
+    long-lived ApplyMoves streams.
 
     Each stream has a channel of its own (``grpc.use_local_subchannel_pool``:
     a connection of its own), so with ``SO_REUSEPORT`` workers or several
@@ -547,11 +587,12 @@ class MoveStreams:
     alternate between the streams. The calls that queue up while a stream's
     write is in flight go as one batch in its next message (up to half the
     message size limit; a call larger than that goes as the unary call,
-    which answers it as it always did). A NewGame call goes on the stream
-    whose turn it is if that stream's server has said it takes them
-    (``CALLS_HEADER``), else on another open stream that does, else as the
-    unary NewGame (a server of before NewGame calls on streams, or no stream
-    open yet: a NewGame call opens none, and moves no turn). Turns rather than a call each: under
+    which answers it as it always did). A call of another kind (NewGame,
+    View, LegalMoves) goes on the stream whose turn it is if that stream's
+    server has said it takes that kind (``CALLS_HEADER``), else on another
+    open stream that does, else as its unary call (a server of before those
+    calls on streams, or no stream open yet: such a call opens none, and
+    moves no turn). Turns rather than a call each: under
     load the calls of a turn queue behind one write and batch as on a single
     stream (about half the messages of alternating per call, with 50
     matches playing at once), while every stream, and so every rules replica
@@ -577,6 +618,8 @@ class MoveStreams:
         *,
         unary: Any,
         new_game_unary: Any = None,
+        view_unary: Any = None,
+        legal_moves_unary: Any = None,
         max_message_bytes: int = 4 * 1024 * 1024,
         metadata: Callable[[], Sequence[tuple[str, str]]] | None = None,
         attempts: int = 3,
@@ -588,9 +631,13 @@ class MoveStreams:
             raise ValueError("calls_per_turn must be at least 1")
         if spread_attempts < 0:
             raise ValueError("spread_attempts must not be negative")
-        self._unary = unary
-        self._new_game_unary = new_game_unary
-        """The unary NewGame (None: ``new_game`` is not offered)."""
+        self._unaries: dict[str, Any] = {
+            "apply_move": unary,
+            "new_game": new_game_unary,
+            "view": view_unary,
+            "legal_moves": legal_moves_unary,
+        }
+        """Each kind's unary call (None: that kind is not offered)."""
         self._metadata = metadata
         self.max_batch_bytes = max_message_bytes // 2
         """A message carries calls up to this size; a call larger alone goes unary."""
@@ -639,7 +686,7 @@ class MoveStreams:
         replaced when another lane's stream is there (``spread_attempts``)."""
         stream.instance = next((v for k, v in metadata or () if k == INSTANCE_HEADER), None)
         calls = next((v for k, v in metadata or () if k == CALLS_HEADER), "")
-        stream.takes_new_game = "new_game" in calls.split(",")
+        stream.takes = frozenset(calls.split(",")) - {"", "apply_move"}
         lane = stream.lane
         if stream.instance is None or self._closed or self._streams[lane] is not stream:
             return  # a server that does not say, or a stream already replaced
@@ -664,13 +711,25 @@ class MoveStreams:
         self, request: rules_pb2.NewGameRequest, timeout: float
     ) -> rules_pb2.NewGameResponse:
         """The NewGameResponse, or ``RulesError`` as the unary call would raise."""
-        if self._new_game_unary is None:
-            raise TypeError("these streams were made without new_game_unary")
         return await self._call(request, timeout)  # type: ignore[no-any-return]
 
-    async def _call(
-        self, request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest, timeout: float
-    ) -> Any:
+    async def view(self, request: rules_pb2.ViewRequest, timeout: float) -> rules_pb2.ViewResponse:
+        """The ViewResponse, or ``RulesError`` as the unary call would raise."""
+        return await self._call(request, timeout)  # type: ignore[no-any-return]
+
+    async def legal_moves(
+        self, request: rules_pb2.LegalMovesRequest, timeout: float
+    ) -> rules_pb2.LegalMovesResponse:
+        """The LegalMovesResponse, or ``RulesError`` as the unary call would raise."""
+        return await self._call(request, timeout)  # type: ignore[no-any-return]
+
+    def offers(self, kind: str) -> bool:
+        """Whether calls of ``kind`` (``CALLS_HEADER``'s names) are made here."""
+        return self._unaries.get(kind) is not None
+
+    async def _call(self, request: _StreamRequest, timeout: float) -> Any:
+        if not self.offers(_KINDS[type(request)][0]):
+            raise TypeError(f"these streams were made without the unary {type(request).__name__}")
         if self._closed:
             raise _closed()
         if self.unary_only:
@@ -689,12 +748,8 @@ class MoveStreams:
             if call.stream is not None:
                 call.stream.pending.pop(call.id, None)
 
-    async def _call_unary(
-        self, request: rules_pb2.ApplyMoveRequest | rules_pb2.NewGameRequest, timeout: float
-    ) -> Any:
-        method = (
-            self._new_game_unary if isinstance(request, rules_pb2.NewGameRequest) else self._unary
-        )
+    async def _call_unary(self, request: _StreamRequest, timeout: float) -> Any:
+        method = self._unaries[_KINDS[type(request)][0]]
         try:
             return await method(
                 request,
@@ -721,11 +776,12 @@ class MoveStreams:
         lane = (self._turn + 1) % len(self._streams) if passes else self._turn
         stream = self._streams[lane]
         aged = stream is not None and time.monotonic() - stream.opened > self.max_age_s
-        if call.new_game and (stream is None or aged or not stream.takes_new_game):
+        kind = call.kind
+        if kind != "apply_move" and (stream is None or aged or kind not in stream.takes):
             # Another open stream that takes it, else the unary call; either
             # way the turns stay as they were.
             other = next(
-                (s for s in self._streams if s is not None and s.takes_new_game and not s.retiring),
+                (s for s in self._streams if s is not None and kind in s.takes and not s.retiring),
                 None,
             )
             if other is None:

@@ -55,7 +55,9 @@ from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 SERVICE_NAME = rules_pb2.DESCRIPTOR.services_by_name["RulesService"].full_name
 APPLY_MOVE = f"/{SERVICE_NAME}/ApplyMove"
 NEW_GAME = f"/{SERVICE_NAME}/NewGame"
-STREAM_CALLS = "apply_move,new_game"
+VIEW = f"/{SERVICE_NAME}/View"
+LEGAL_MOVES = f"/{SERVICE_NAME}/LegalMoves"
+STREAM_CALLS = "apply_move,new_game,view,legal_moves"
 """The kinds of call an ApplyMoves stream of this server answers (``CALLS_HEADER``)."""
 
 
@@ -167,6 +169,14 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         """This server's name on its ApplyMoves streams (``INSTANCE_HEADER``):
         random, so it says nothing of the host; one per server, so each
         worker process and each replica has its own."""
+        self._stream_calls = {
+            "request": (APPLY_MOVE, self._apply_move, "reply"),
+            "new_game": (NEW_GAME, self._new_game, "new_game"),
+            "view": (VIEW, self._view, "view"),
+            "legal_moves": (LEGAL_MOVES, self._legal_moves, "legal_moves"),
+        }
+        """Each kind of call of an ApplyMoves stream (its field of the call):
+        the unary method it stands for, its work, its field of the result."""
 
     # ------------------------------------------------------------- helpers
     def _game(self, name: str) -> Game:
@@ -306,15 +316,15 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         requests: AsyncIterator[rules_pb2.ApplyMovesRequest],
         context: grpc.aio.ServicerContext,
     ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
-        """Each request message's calls (ApplyMove, or NewGame for a call with
-        ``new_game``), one after the other, answered in one
+        """Each request message's calls (ApplyMove, or NewGame, View or
+        LegalMoves for a call with that field), one after the other, answered in one
         response message (or several, each under half the message size
         limit). The server interceptor leaves a request stream's messages to
         its handler: a message that does not decode ends the stream
         (``malformed_request``); each call's request is checked alone
         (``check_request`` in ``_one_call``: a refusal for that call). Each
-        call runs in a context of its own: its fields, its log line, its
-        ``ApplyMove`` (or ``NewGame``) metrics. The stream opens with this
+        call runs in a context of its own: its fields, its log line, the
+        metrics of the unary method it stands for. The stream opens with this
         server's ``INSTANCE_HEADER``, by which a client spreads its streams
         over the replicas and workers behind one target, and with
         ``CALLS_HEADER``, the kinds of call it answers."""
@@ -345,24 +355,21 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         result: rules_pb2.ApplyMovesResponse.Result,
     ) -> None:
         """Answer one call of ApplyMoves into ``result``, as the unary call
-        (ApplyMove, or NewGame for a call with ``new_game``) would: the same
+        (ApplyMove, or the one whose field the call sets) would: the same
         bounds (``check_request``), the same work, the same reason codes;
         then one ``rpc`` line and the observers, with that unary call's
         method, as the interceptors do for a unary call."""
-        new_game = call.WhichOneof("call") == "new_game"
-        method = NEW_GAME if new_game else APPLY_MOVE
+        kind = call.WhichOneof("call") or "request"
+        method, work, answer = self._stream_calls[kind]
         bind(method=method, via="ApplyMoves")
         started = time.perf_counter()
         code = "OK"
         try:
-            request = call.new_game if new_game else call.request
+            request = getattr(call, kind)
             check_request(request)
             if call.timeout_ms and (started - received) * 1000 >= call.timeout_ms:
                 raise _Late("deadline_exceeded", "deadline exceeded")
-            if new_game:
-                result.new_game.CopyFrom(self._new_game(call.new_game))
-            else:
-                result.reply.CopyFrom(self._apply_move(call.request))
+            getattr(result, answer).CopyFrom(work(request))
         except Exception as e:
             status, reason, message, metadata = status_of(e)
             bind(reason=reason)
@@ -380,27 +387,35 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         if self.observers:
             notify(self.observers, method, code, seconds)
 
-    @_on_client_input
     async def LegalMoves(
         self, request: rules_pb2.LegalMovesRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.LegalMovesResponse:
+        await self._before_work(context)
+        return self._legal_moves(request)
+
+    @_on_client_input
+    def _legal_moves(self, request: rules_pb2.LegalMovesRequest) -> rules_pb2.LegalMovesResponse:
+        """One LegalMoves call, for the unary RPC and for each such call of ApplyMoves."""
         bind(seat=request.seat)
         game, state = self._game_and_state(request.game, request.state)
         seat = self._seat(game, state, request.seat)
-        await self._before_work(context)
         moves = game.legal_moves(state, seat)
         return rules_pb2.LegalMovesResponse(
             moves=[to_json(m).decode() for m in moves], texts=[move_text(m) for m in moves]
         )
 
-    @_on_client_input
     async def View(
         self, request: rules_pb2.ViewRequest, context: grpc.aio.ServicerContext
     ) -> rules_pb2.ViewResponse:
+        await self._before_work(context)
+        return self._view(request)
+
+    @_on_client_input
+    def _view(self, request: rules_pb2.ViewRequest) -> rules_pb2.ViewResponse:
+        """One View call, for the unary RPC and for each such call of ApplyMoves."""
         game, state = self._game_and_state(request.game, request.state)
         seat = self._seat(game, state, request.seat) if request.HasField("seat") else None
         bind(seat=seat if seat is not None else "spectator", full=request.full)
-        await self._before_work(context)
         if request.full:
             if game.outcome(state) is None:
                 raise FailedPrecondition(

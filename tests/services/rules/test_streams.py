@@ -135,7 +135,7 @@ async def test_new_game_calls_go_on_a_stream_and_answer_as_new_game_does(server,
     mux = streamed.streams
     assert (mux.calls, mux.opened) == (0, 0)
     await streamed.apply_move("", first.state, 0, mark(4))  # opens a stream
-    assert mux.opened == 1 and await until(lambda: mux._streams[0].takes_new_game)
+    assert mux.opened == 1 and await until(lambda: "new_game" in mux._streams[0].takes)
     codes = ("OK", "INVALID_ARGUMENT", "NOT_FOUND")
     before = {code: count("NewGame", code) for code in codes}
     calls = [
@@ -183,6 +183,69 @@ async def test_new_game_calls_go_on_a_stream_and_answer_as_new_game_does(server,
     assert (await streamed.apply_move("", results[0].state, 0, mark(0))).status.awaiting == (1,)
 
 
+async def test_view_and_legal_moves_calls_go_on_a_stream_and_answer_as_the_unary_calls(
+    server, streamed
+) -> None:
+    """View and LegalMoves calls on an open stream: each answered, refused and
+    counted as the unary call is (under its own method)."""
+    new = await streamed.new_game("tic_tac_toe", 2, entropy=b"seed")
+    mux = streamed.streams
+    # a call of these kinds opens no stream: the first goes unary
+    assert (await streamed.legal_moves("", new.state, 0)).moves
+    assert (mux.calls, mux.opened) == (0, 0)
+    played = await streamed.apply_move("", new.state, 0, mark(4))  # opens a stream
+    await until(lambda: {"view", "legal_moves"} <= mux._streams[0].takes)
+    sent = mux.calls
+    codes = ("OK", "INVALID_ARGUMENT", "NOT_FOUND", "FAILED_PRECONDITION")
+    before = {(m, c): count(m, c) for m in ("View", "LegalMoves") for c in codes}
+    state = played.state
+    views = [
+        (state, 0, False),
+        (state, 1, False),
+        (state, None, False),  # a spectator
+        (state, None, True),  # the whole state before the end: game_not_over
+        (state, 5, False),  # unknown_seat
+        (b"\x00garbage", 0, False),  # a state that does not decode
+    ]
+    legal = [(state, 1), (state, 0), (state, 7), (b"\x00garbage", 1)]
+    got_views, got_legal = await asyncio.gather(
+        asyncio.gather(
+            *(streamed.view("", st, seat, full=full) for st, seat, full in views),
+            return_exceptions=True,
+        ),
+        asyncio.gather(
+            *(streamed.legal_moves("", st, seat) for st, seat in legal),
+            return_exceptions=True,
+        ),
+    )
+    assert mux.calls - sent == len(views) + len(legal), "every one went on a stream"
+    async with RulesClient(server.address, timeout=10) as unary:
+        for (st, seat, full), got in zip(views, got_views, strict=True):
+            try:
+                expected = await unary.view("", st, seat, full=full)
+            except RulesError as err:
+                assert_same_refusal(got, err, (seat, full))
+            else:
+                assert got == expected
+        for (st, seat), got in zip(legal, got_legal, strict=True):
+            try:
+                expected_moves = await unary.legal_moves("", st, seat)
+            except RulesError as err:
+                assert_same_refusal(got, err, seat)
+            else:
+                assert got == expected_moves
+    assert [getattr(r, "reason", None) for r in got_views][3:5] == [
+        "game_not_over",
+        "unknown_seat",
+    ]
+    assert got_legal[0].moves and got_legal[1].moves == ()  # seat 1 to move
+    after = {k: count(*k) - v for k, v in before.items()}
+    # counted under their own methods, and the unary calls above as many times
+    assert after[("View", "OK")] == 2 * 3 and after[("LegalMoves", "OK")] == 2 * 2
+    assert after[("View", "FAILED_PRECONDITION")] == 2
+    assert mux.resent == 0
+
+
 async def test_new_game_goes_unary_to_a_server_whose_streams_do_not_take_it(monkeypatch) -> None:
     """A server from before NewGame calls on ApplyMoves says it answers
     ApplyMove calls only: its clients send NewGame as the unary call."""
@@ -195,7 +258,7 @@ async def test_new_game_goes_unary_to_a_server_whose_streams_do_not_take_it(monk
             one = await client.apply_move("", new.state, 0, mark(4))  # opens the stream
             mux = client.streams
             await until(lambda: mux._streams[0].instance is not None)
-            assert not mux._streams[0].takes_new_game
+            assert "new_game" not in mux._streams[0].takes
             again = await client.new_game("tic_tac_toe", 2, entropy=b"e")
             assert mux.calls == 1, "only the ApplyMove call went on the stream"
             assert again.status.awaiting == (0,) and one.status.awaiting == (1,)
