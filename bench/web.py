@@ -8,9 +8,9 @@ with a WebSocket each (``/api/v1/ws``), playing the benchmark's 9-move draw
 one game after the other: the match is created with ``CreateMatch`` (the
 one call not made through the gateway: a browser's matches come from
 matchmaking), each page watches it on its socket, and the seat whose
-``turn`` the socket's frame names posts its move
-(``POST /api/v1/matches/{id}/moves`` with ``expected_version``), as the
-web client does.
+``turn`` the socket's frame names sends its move on the socket (``op``
+``move`` on the match's subscription, with ``expected_version``; its commit
+comes back naming its ``ref``), as the web client does.
 
 Per run: moves per second; the CPU per move of every process (``/proc``);
 the rules service's calls per move by method (its ``/metrics``), which
@@ -95,15 +95,17 @@ class _Page:
             if frame["status"] == "finished" or turn is None or seat not in turn["awaiting"]:
                 continue
             cell = DRAW[turn["version"]]
-            r = await self.http.post(
-                f"/api/v1/matches/{match_id}/moves",
-                json={
-                    "move": {"type": "place_mark", "cell": cell},
-                    "expected_version": turn["version"],
-                },
+            await self.ws.send(
+                json.dumps(
+                    {
+                        "op": "move",
+                        "sub": sub,
+                        "ref": f"v{turn['version']}",
+                        "move": {"type": "place_mark", "cell": cell},
+                        "expected_version": turn["version"],
+                    }
+                )
             )
-            if r.status_code != 200:
-                raise RuntimeError(f"move refused: {r.status_code} {r.text}")
             moves += 1
 
 

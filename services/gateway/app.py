@@ -168,6 +168,60 @@ def ticket_dict(u: matchmaking_pb2.TicketUpdate) -> dict[str, Any]:
     return d
 
 
+def move_fields(body: dict[str, Any]) -> tuple[str, str, int | None, int | None]:
+    """A move request's ``move`` (as compact JSON), ``idempotency_key``,
+    ``expected_version`` and ``seat``, checked (``bad_move``, ``bad_key``,
+    ``bad_expected_version``, ``bad_seat``)."""
+    move = body.get("move")
+    if not isinstance(move, dict):
+        raise bad_request("bad_move", 'move must be a JSON object such as {"type": ...}')
+    key = body.get("idempotency_key", "")
+    if not isinstance(key, str) or len(key) > MAX_KEY:
+        raise bad_request("bad_key", f"idempotency_key must be at most {MAX_KEY} characters")
+    numbers: list[int | None] = []
+    for name in ("expected_version", "seat"):
+        value = body.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32
+        ):
+            raise bad_request(f"bad_{name}", f"{name} must be a non-negative integer")
+        numbers.append(value)
+    return json.dumps(move, separators=(",", ":")), key, numbers[0], numbers[1]
+
+
+class Play:
+    """One ``PlayMatch`` stream of the gateway's, for one socket subscription:
+    its frames, and the page's moves sent on it."""
+
+    def __init__(self, call: Any) -> None:
+        self.call = call
+
+    async def frames(self) -> AsyncIterator[match_pb2.PlayFrame]:
+        try:
+            async for frame in self.call:
+                yield frame
+        except grpc.aio.AioRpcError as e:
+            raise from_rpc(e) from None
+
+    async def move(
+        self, ref: str, move_json: str, key: str, expected_version: int | None, seat: int | None
+    ) -> None:
+        m = match_pb2.PlayMove(ref=ref, move_json=move_json, idempotency_key=key)
+        if expected_version is not None:
+            m.expected_version = expected_version
+        if seat is not None:
+            m.seat = seat
+        try:
+            await self.call.write(match_pb2.PlayRequest(move=m))
+        except (grpc.aio.AioRpcError, grpc.aio.UsageError) as e:
+            raise GatewayError(
+                "UNAVAILABLE", "stream_resuming", f"the match stream is resuming: {e}"
+            ) from None
+
+    def cancel(self) -> None:
+        self.call.cancel()
+
+
 def check_id(value: Any, what: str) -> str:
     if not isinstance(value, str) or not 0 < len(value) <= MAX_ID:
         raise bad_request(f"bad_{what}", f"{what} must be a string of 1..{MAX_ID} characters")
@@ -295,24 +349,14 @@ class GatewayApp:
         ]
 
     async def submit(self, token: str, match_id: Any, body: dict[str, Any]) -> dict[str, Any]:
-        move = body.get("move")
-        if not isinstance(move, dict):
-            raise bad_request("bad_move", 'move must be a JSON object such as {"type": ...}')
+        move_json, key, expected_version, seat = move_fields(body)
         req = match_pb2.SubmitMoveRequest(
-            match_id=check_id(match_id, "match_id"),
-            move_json=json.dumps(move, separators=(",", ":")),
+            match_id=check_id(match_id, "match_id"), move_json=move_json, idempotency_key=key
         )
-        key = body.get("idempotency_key", "")
-        if not isinstance(key, str) or len(key) > MAX_KEY:
-            raise bad_request("bad_key", f"idempotency_key must be at most {MAX_KEY} characters")
-        req.idempotency_key = key
-        for name in ("expected_version", "seat"):
-            value = body.get(name)
-            if value is None:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
-                raise bad_request(f"bad_{name}", f"{name} must be a non-negative integer")
-            setattr(req, name, value)
+        if expected_version is not None:
+            req.expected_version = expected_version
+        if seat is not None:
+            req.seat = seat
         r = await self._call(self.match.SubmitMove, req, token)
         finished = r.status == match_pb2.MATCH_STATUS_FINISHED
         return {
@@ -329,13 +373,19 @@ class GatewayApp:
         )
         return [commit_dict(c) async for c in self._stream(self.match.ReplayMatch, req, token)]
 
-    def watch(
-        self, token: str, match_id: str, after_version: int | None
-    ) -> AsyncIterator[match_pb2.MatchCommit]:
-        req = match_pb2.WatchMatchRequest(match_id=match_id, include_view=True, include_turn=True)
+    async def play(self, token: str, match_id: str, after_version: int | None) -> Play:
+        """A ``PlayMatch`` stream opened on the match with the caller's views
+        and turns (resuming after ``after_version``)."""
+        call = self.match.PlayMatch(metadata=(("authorization", f"Bearer {token}"),))
+        opening = match_pb2.PlayOpen(match_id=match_id, include_view=True, include_turn=True)
         if after_version is not None:
-            req.after_version = after_version
-        return self._stream(self.match.WatchMatch, req, token)
+            opening.after_version = after_version
+        try:
+            await call.write(match_pb2.PlayRequest(open=opening))
+        except grpc.aio.AioRpcError as e:
+            call.cancel()
+            raise from_rpc(e) from None
+        return Play(call)
 
     # --------------------------------------------------------- matchmaking
     async def enqueue(

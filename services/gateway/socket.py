@@ -8,6 +8,8 @@ client to gateway::
     {"op": "watch", "sub": "m1", "match_id": "...", "after_version": 12}
     {"op": "watch_ticket", "sub": "t1", "ticket_id": "..."}
     {"op": "watch_tournament", "sub": "x1", "tournament_id": "...", "after_seq": 0}
+    {"op": "move", "sub": "m1", "ref": "r7", "move": {...}, "expected_version": 12,
+     "idempotency_key": "...", "seat": 0}                 on a match subscription
     {"op": "unwatch", "sub": "m1"}
     {"op": "ping"}
 
@@ -18,11 +20,14 @@ gateway to client::
      "events": [...], "view": {...}, "move": {...} | null, "status": "active",
      "outcome": null, "committed_at": "...", "clocks": [{"seat": 1, "deadline": "...",
      "remaining_ms": 61000 | null, "timeouts": 0, "taken_over": false}], "timeout": false,
-     "turn": {"version": 13, "awaiting": [1], "legal_moves": [...], "your_seat": 1} | null}
+     "turn": {"version": 13, "awaiting": [1], "legal_moves": [...], "your_seat": 1} | null,
+     "ref": "r7"}                          "ref": set on the commit of this page's move
+    {"type": "answer", "sub": "m1", "ref": "r7", "version": 13, "seat": 0, "status": "active"}
     {"type": "ticket", "sub": "t1", "ticket_id": "...", "state": "searching", ...}
     {"type": "tournament", "sub": "x1", "seq": 7, "event_type": "round_started", "event": {...}}
     {"type": "end", "sub": "m1"}           the match is over, everything was sent
-    {"type": "error", "sub": "m1" | null, "status": "...", "reason": "...", "message": "..."}
+    {"type": "error", "sub": "m1" | null, "status": "...", "reason": "...", "message": "...",
+     "metadata": {...}, "ref": "r7"}       with "ref": one move refused, the sub goes on
     {"type": "pong"}
 
 ``after_version`` is the last version the page has: the stream starts right
@@ -31,6 +36,15 @@ gateway itself resumes an upstream stream that fails (a match replica going
 away) from the last version it sent. ``turn`` is present when the commit is
 the match's newest: the seats awaited and the caller's legal moves, from the
 match service (the gateway holds no rules).
+
+A match subscription is a ``PlayMatch`` stream of the gateway's, opened with
+the socket's token: a ``move`` on it goes on that stream (no HTTP request,
+no unary call) and is answered once, naming its ``ref``: by the commit it
+made, by an ``answer`` (its commit was sent before), or by an ``error`` with
+``SubmitMove``'s status and reason. A move the stream had not answered when
+it broke is an ``error`` ``UNAVAILABLE outcome_unknown`` naming the
+``idempotency_key`` to send it again with (the gateway draws one for a move
+sent without). ``POST /api/v1/matches/{id}/moves`` stays for any client.
 """
 
 from __future__ import annotations
@@ -38,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import secrets
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -46,7 +61,16 @@ from services.common.auth import Tokens
 from services.common.errors import ServiceError
 from services.common.logging import get_logger
 from services.gateway import metrics
-from services.gateway.app import GatewayApp, check_id, commit_dict, ticket_dict, turn_dict
+from services.gateway.app import (
+    STATUS,
+    GatewayApp,
+    Play,
+    check_id,
+    commit_dict,
+    move_fields,
+    ticket_dict,
+    turn_dict,
+)
 from services.gateway.errors import GatewayError, bad_request
 from services.gateway.settings import GatewaySettings
 from tabletop.match.v1 import match_pb2
@@ -57,6 +81,7 @@ AUTH_TIMEOUT_S = 10.0
 MAX_FRAME = 16 * 1024
 OUTBOX = 256  # frames queued for a slow page before the socket is closed
 RESUME_ATTEMPTS = 5
+MAX_REF = 256  # as PlayMove.ref
 RESUMABLE = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN"}
 
 
@@ -70,6 +95,10 @@ class SocketSession:
         self.settings = settings
         self.token = ""
         self.subs: dict[str, asyncio.Task[None]] = {}
+        self.plays: dict[str, Play] = {}
+        """Each match subscription's open stream, which its moves go on."""
+        self.moving: dict[str, dict[str, str]] = {}
+        """Each match subscription's moves not answered yet (ref -> idempotency key)."""
         self.outbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(OUTBOX)
         self.closed = False
         self._close_code = 1000
@@ -135,16 +164,21 @@ class SocketSession:
             except Exception:  # the socket went away: the reader notices
                 return
 
-    def error(self, sub: str | None, e: GatewayError) -> None:
-        self.send(
-            {
-                "type": "error",
-                "sub": sub,
-                "status": e.status,
-                "reason": e.reason,
-                "message": e.message[:500],
-            }
-        )
+    def error(self, sub: str | None, e: GatewayError, *, ref: str | None = None) -> None:
+        """An error frame: of a subscription (which then ends), or with
+        ``ref``, of one move (the subscription goes on)."""
+        frame: dict[str, Any] = {
+            "type": "error",
+            "sub": sub,
+            "status": e.status,
+            "reason": e.reason,
+            "message": e.message[:500],
+        }
+        if e.metadata:
+            frame["metadata"] = e.metadata
+        if ref is not None:
+            frame["ref"] = ref
+        self.send(frame)
 
     async def _message(self) -> dict[str, Any] | None:
         raw = await self.ws.receive_text()
@@ -205,6 +239,8 @@ class SocketSession:
             try:
                 if op == "ping":
                     self.send({"type": "pong"})
+                elif op == "move":
+                    await self._move(msg)
                 elif op == "watch":
                     self._start(msg, self._watch_match)
                 elif op == "watch_ticket":
@@ -220,7 +256,13 @@ class SocketSession:
                 else:
                     raise bad_request("unknown_op", f"unknown op {op[:40]!r}")
             except GatewayError as e:
-                self.error(msg.get("sub") if isinstance(msg.get("sub"), str) else None, e)
+                sub = msg.get("sub")
+                ref = msg.get("ref") if op == "move" else None
+                self.error(
+                    sub if isinstance(sub, str) else None,
+                    e,
+                    ref=ref if isinstance(ref, str) and len(ref) <= MAX_REF else None,
+                )
 
     def _start(self, msg: dict[str, Any], run: Any) -> None:
         sub = msg.get("sub")
@@ -256,27 +298,112 @@ class SocketSession:
         ):
             raise bad_request("bad_after_version", "after_version is a non-negative integer")
         attempts = 0
-        while True:
-            try:
-                async for c in self.app.watch(self.token, match_id, after):
-                    attempts = 0
-                    frame = {"type": "commit", "sub": sub, "match_id": match_id}
-                    frame.update(commit_dict(c))
-                    frame["turn"] = (
-                        turn_dict(c) if c.HasField("turn") else await self._turn(match_id, c)
-                    )
-                    self.send(frame)
-                    after = c.version
-                    if c.status == match_pb2.MATCH_STATUS_FINISHED:
-                        self.send({"type": "end", "sub": sub})
-                        return
-                return
-            except GatewayError as e:
-                attempts += 1
-                if e.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
-                    raise
-                metrics.SOCKET_RESUMES.inc()
+        pending = self.moving[sub] = {}  # this sub's moves sent, not answered: ref -> key
+        try:
+            while True:
+                play: Play | None = None
+                try:
+                    play = await self.app.play(self.token, match_id, after)
+                    self.plays[sub] = play
+                    async for f in play.frames():
+                        attempts = 0
+                        kind = f.WhichOneof("kind")
+                        ref = f.ref
+                        if ref:
+                            pending.pop(ref, None)
+                        if kind == "commit":
+                            c = f.commit
+                            frame = {"type": "commit", "sub": sub, "match_id": match_id}
+                            frame.update(commit_dict(c))
+                            frame["turn"] = (
+                                turn_dict(c)
+                                if c.HasField("turn")
+                                else await self._turn(match_id, c)
+                            )
+                            if ref:
+                                frame["ref"] = ref
+                            self.send(frame)
+                            after = c.version
+                            if c.status == match_pb2.MATCH_STATUS_FINISHED:
+                                self.send({"type": "end", "sub": sub})
+                                return
+                        elif kind == "answer":
+                            a = f.answer
+                            self.send(
+                                {
+                                    "type": "answer",
+                                    "sub": sub,
+                                    "ref": ref,
+                                    "version": a.version,
+                                    "seat": a.seat,
+                                    "status": STATUS.get(a.status, "active"),
+                                }
+                            )
+                        elif kind == "error":
+                            err = f.error
+                            e = GatewayError(err.code, err.reason, err.message, dict(err.metadata))
+                            self.error(sub, e, ref=ref)
+                    return
+                except GatewayError as e:
+                    attempts += 1
+                    if e.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
+                        raise
+                    metrics.SOCKET_RESUMES.inc()
+                finally:
+                    self.plays.pop(sub, None)
+                    if play is not None:
+                        play.cancel()
+                    self._unanswered(sub, pending)
                 await asyncio.sleep(0.2 * attempts)
+        finally:
+            if self.moving.get(sub) is pending:
+                del self.moving[sub]
+
+    def _unanswered(self, sub: str, pending: dict[str, str]) -> None:
+        """The moves a stream that ended had not answered: of unknown outcome
+        (each may have been played), to send again with its key."""
+        for ref, key in pending.items():
+            self.error(
+                sub,
+                GatewayError(
+                    "UNAVAILABLE",
+                    "outcome_unknown",
+                    "the stream ended before the move was answered: it may have been "
+                    "played; send it again with this idempotency_key to know",
+                    {"idempotency_key": key},
+                ),
+                ref=ref,
+            )
+        pending.clear()
+
+    async def _move(self, msg: dict[str, Any]) -> None:
+        """A move on a match subscription's stream; answered on the socket by
+        the frame naming its ``ref`` (its commit, an ``answer`` or an ``error``)."""
+        sub, ref = msg.get("sub"), msg.get("ref")
+        if not isinstance(ref, str) or not 0 < len(ref) <= MAX_REF:
+            raise bad_request("bad_ref", f"ref must be a string of 1..{MAX_REF} characters")
+        play = self.plays.get(sub) if isinstance(sub, str) else None
+        pending = self.moving.get(sub) if isinstance(sub, str) else None
+        if play is None or pending is None:
+            if isinstance(sub, str) and sub in self.moving:
+                raise GatewayError(
+                    "UNAVAILABLE", "stream_resuming", "the match stream is resuming: move again"
+                )
+            raise GatewayError(
+                "FAILED_PRECONDITION",
+                "not_watching",
+                "moves go on a match subscription of this socket: watch the match first",
+            )
+        if ref in pending:
+            raise bad_request("ref_in_use", f"ref {ref[:40]!r} has a move on its way")
+        move_json, key, expected_version, seat = move_fields(msg)
+        key = key or secrets.token_hex(16)  # so that an unknown outcome can name it
+        pending[ref] = key
+        try:
+            await play.move(ref, move_json, key, expected_version, seat)
+        except GatewayError:
+            pending.pop(ref, None)
+            raise
 
     async def _turn(self, match_id: str, c: match_pb2.MatchCommit) -> dict[str, Any] | None:
         """Whose input the match waits for and the caller's legal moves, when

@@ -10,7 +10,7 @@ from bench import web
 pytestmark = pytest.mark.timeout(240)
 
 
-def test_the_browsers_path_plays_with_no_fold_and_no_get_match_per_commit() -> None:
+def test_the_browsers_path_plays_on_its_socket_with_no_fold_and_no_get_match() -> None:
     (row,) = web.run(loops=(1,), seconds=1.0)
     assert row["moves"] >= 9 and row["moves"] % 9 == 0  # whole 9-move games
     calls = row["rules_calls_per_move"]
@@ -25,6 +25,9 @@ def test_the_browsers_path_plays_with_no_fold_and_no_get_match_per_commit() -> N
     # move, for the seat to move, and no GetMatch per commit and page
     assert calls["LegalMoves"] == pytest.approx(1.0)
     match_calls = row["match_calls_per_move"]
-    assert match_calls["SubmitMove"] == pytest.approx(1.0)
     assert "GetMatch" not in match_calls
+    # the moves go on the gateway's PlayMatch streams (one per page and game),
+    # none by SubmitMove
+    assert "SubmitMove" not in match_calls
+    assert match_calls["PlayMatch"] == pytest.approx(2 / 9)
     assert row["cpu_ms_per_move"]["gateway"] > 0 and row["cpu_ms_per_move"]["match"] > 0

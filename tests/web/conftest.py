@@ -70,14 +70,23 @@ def browser(browser_path: str) -> Iterator[Any]:
 
 
 class Frames:
-    """Every WebSocket frame a page received, as text."""
+    """Every WebSocket frame a page received and sent, as text, and the paths
+    of its HTTP POST requests."""
 
     def __init__(self, page: Any) -> None:
         self.received: list[str] = []
+        self.sent: list[str] = []
+        self.posts: list[str] = []
         page.on("websocket", self._socket)
+        page.on("request", self._request)
 
     def _socket(self, ws: Any) -> None:
         ws.on("framereceived", lambda payload: self.received.append(str(payload)))
+        ws.on("framesent", lambda payload: self.sent.append(str(payload)))
+
+    def _request(self, request: Any) -> None:
+        if request.method == "POST":
+            self.posts.append(request.url)
 
 
 @pytest.fixture

@@ -30,11 +30,21 @@ def socket_stats(page: Any) -> dict[str, int]:
 
 
 def test_tic_tac_toe_played_to_the_end_by_clicking(page_factory: Any) -> None:
-    page, _frames = page_factory()
+    page, frames = page_factory()
     start_vs_bots(page, "tic_tac_toe")
     clicks = play_to_end(page)
     assert clicks >= 2  # a bot that wins as the first player leaves us two moves
     assert "Game over" in page.locator("#outcome").inner_text()
+    # every move went on the socket, each answered by the commit naming it
+    moves = [f for f in map(json.loads, frames.sent) if f.get("op") == "move"]
+    assert len(moves) == clicks
+    assert not [p for p in frames.posts if p.endswith("/moves")]
+    answered = {
+        f["ref"]
+        for f in map(json.loads, frames.received)
+        if f.get("type") == "commit" and f.get("ref")
+    }
+    assert answered == {m["ref"] for m in moves}
     stats = socket_stats(page)
     assert stats["duplicates"] == 0 and stats["gaps"] == 0
     assert not page.errors  # type: ignore[attr-defined]

@@ -59,12 +59,12 @@ export const api = {
   matches: (status = "") => call("GET", `/api/v1/matches${status ? `?status=${status}` : ""}`),
   match: (id) => call("GET", `/api/v1/matches/${encodeURIComponent(id)}`),
   replay: (id) => call("GET", `/api/v1/matches/${encodeURIComponent(id)}/replay`),
-  move: (id, move, expectedVersion, seat) =>
+  move: (id, move, expectedVersion, seat, key) =>
     call("POST", `/api/v1/matches/${encodeURIComponent(id)}/moves`, {
       move,
       expected_version: expectedVersion,
       seat,
-      idempotency_key: crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2),
+      idempotency_key: key || (crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2)),
     }),
   // botLevel: "random", "greedy", "search" or "" (the matchmaker's setting).
   enqueue: (game, playerCounts, allowBots, options, timeControl = "", botLevel = "") =>
@@ -86,6 +86,8 @@ export class LiveSocket {
   constructor(onNet = () => {}) {
     this.onNet = onNet;
     this.subs = new Map(); // sub -> {msg, onFrame, last}
+    this.moving = new Map(); // ref -> {resolve, reject, retry}: moves sent on the socket
+    this.refs = 0;
     this.ws = null;
     this.closed = false;
     this.backoff = 250;
@@ -106,6 +108,9 @@ export class LiveSocket {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ready = false;
+      // Moves on their way may have been played: each is sent again by HTTP
+      // with its idempotency key, which answers it once either way.
+      for (const [ref, m] of this.moving) { this.moving.delete(ref); m.retry(); }
       if (this.closed) return;
       this.onNet("reconnecting");
       setTimeout(() => this.connect(), this.backoff);
@@ -123,6 +128,16 @@ export class LiveSocket {
       return;
     }
     if (f.type === "pong") return;
+    if (f.ref && this.moving.has(f.ref)) {
+      const m = this.moving.get(f.ref);
+      this.moving.delete(f.ref);
+      if (f.type === "error") {
+        // the stream broke or was resuming: the move again, by HTTP
+        if (f.status === "UNAVAILABLE") m.retry();
+        else m.reject(new ApiError(0, { error: f }));
+      } else m.resolve(f);
+      if (f.type !== "commit") return; // a commit is the page's too
+    }
     const s = f.sub ? this.subs.get(f.sub) : null;
     if (f.type === "error" && !s) { this.onNet("error", f); return; }
     if (!s) return;
@@ -157,6 +172,23 @@ export class LiveSocket {
     const s = { msg: { op: "watch_tournament", tournament_id: tournamentId }, onFrame, last: null };
     this.subs.set(sub, s);
     if (this.ready) this.sendSub(sub, s);
+  }
+
+  // A move on the match subscription ``sub``: over the socket when it is up
+  // (the gateway's stream to the match answers it), else by HTTP. Resolves
+  // once the move is played, rejects with an ApiError when it is refused.
+  move(sub, matchId, move, expectedVersion, seat) {
+    const key = crypto.randomUUID ? crypto.randomUUID() : String(Math.random()).slice(2);
+    const http = () => api.move(matchId, move, expectedVersion, seat, key);
+    if (!this.ready || !this.subs.has(sub)) return http();
+    return new Promise((resolve, reject) => {
+      const ref = `mv${++this.refs}`;
+      const retry = () => http().then(resolve, reject);
+      this.moving.set(ref, { resolve, reject, retry });
+      this.ws.send(JSON.stringify({
+        op: "move", sub, ref, move, expected_version: expectedVersion, seat, idempotency_key: key,
+      }));
+    });
   }
 
   unwatch(sub) {

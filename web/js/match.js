@@ -53,6 +53,8 @@ export async function matchPage({ root, socket, me }, matchId) {
     return p ? (p.bot ? `${p.player.replace(/^bot:/, "bot ")}` : p.player) : `seat ${s}`;
   };
 
+  const sub = `match-${++pageSeq}`; // this page's match subscription on the socket
+
   async function submit(move) {
     if (state.sending || state.turnVersion === null) return;
     state.sending = true;
@@ -60,7 +62,7 @@ export async function matchPage({ root, socket, me }, matchId) {
     draw();
     const at = state.turnVersion;
     try {
-      await api.move(matchId, move, at, seat);
+      await socket.move(sub, matchId, move, at, seat);
       // Our commit is on its way on the socket (unless it came first).
       if (state.turnVersion === at) state.legal = [];
     } catch (e) {
@@ -169,7 +171,6 @@ export async function matchPage({ root, socket, me }, matchId) {
   }
   const timer = setInterval(tick, 250);
 
-  const sub = `match-${++pageSeq}`;
   socket.watchMatch(sub, matchId, null, (f) => {
     if (f.type === "commit") {
       state.version = f.version;

@@ -127,8 +127,18 @@ async def test_fuzzed_socket_frames_get_no_internal_error(base_url: str) -> None
                     frame = _value(rng)
                     if isinstance(frame, dict) and rng.random() < 0.8:
                         frame["op"] = rng.choice(
-                            ["watch", "watch_ticket", "watch_tournament", "unwatch", "ping", "zz"]
+                            [
+                                "watch",
+                                "watch_ticket",
+                                "watch_tournament",
+                                "unwatch",
+                                "ping",
+                                "move",
+                                "zz",
+                            ]
                         )
+                        if frame["op"] == "move" and rng.random() < 0.7:
+                            frame["ref"], frame["move"] = _value(rng), _value(rng)
                         frame["sub"] = _value(rng)
                         frame["match_id"] = rng.choice(WEIRD)
                     text = json.dumps(frame) if rng.random() < 0.9 else "x" * rng.randrange(40000)

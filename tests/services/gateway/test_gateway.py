@@ -96,6 +96,115 @@ async def test_a_socket_killed_mid_match_resumes_with_no_gap_and_no_duplicate(
     assert final["status"] == "finished" and seen[-1] == final["version"]
 
 
+async def test_a_match_played_with_moves_on_the_socket(player: Player) -> None:
+    """Moves sent on the match's subscription: each answered once, naming its
+    ref (by the commit it made), a refused one by an error frame with
+    SubmitMove's status, reason and metadata while the subscription goes on;
+    refused before the stream for a bad ref, or for a sub that watches no
+    match."""
+    match_id, seat = await player.matched("tic_tac_toe", 2)
+    sock = await player.socket()
+    await sock.send({"op": "move", "sub": "m", "ref": "r0", "move": {"type": "x"}})
+    early = await sock.recv()
+    assert (early["type"], early["ref"], early["reason"]) == ("error", "r0", "not_watching")
+    await sock.send({"op": "watch", "sub": "m", "match_id": match_id})
+    versions: list[int] = []
+    refused = False
+    n = 0
+    while True:
+        frame = await sock.recv()
+        if frame["type"] == "end":
+            break
+        assert frame["type"] in ("commit", "error"), frame
+        if frame["type"] == "error":
+            assert "ref" in frame, frame  # a move's, not the subscription's
+            continue
+        versions.append(frame["version"])
+        if frame.get("ref"):
+            assert frame["seat"] == seat and frame["ref"] == f"r{n}", frame
+        turn = frame["turn"]
+        if frame["status"] == "finished" or turn is None or seat not in turn["awaiting"]:
+            continue
+        if not refused:
+            refused = True
+            for msg, reason in [
+                ({"move": {"type": "place_mark", "cell": 99}}, "no_such_cell"),
+                (
+                    {"move": {"type": "place_mark", "cell": 0}, "expected_version": 999},
+                    "stale_version",
+                ),
+                ({"move": "e4"}, "bad_move"),
+            ]:
+                n += 1
+                await sock.send({"op": "move", "sub": "m", "ref": f"r{n}", **msg})
+                err = await sock.recv()
+                assert (err["type"], err["sub"], err["ref"]) == ("error", "m", f"r{n}"), err
+                assert err["reason"] == reason, err
+            assert err["status"] == "INVALID_ARGUMENT"
+            await sock.send({"op": "move", "sub": "m", "ref": "", "move": {}})
+            assert (await sock.recv())["reason"] == "bad_ref"
+        n += 1
+        await sock.send(
+            {
+                "op": "move",
+                "sub": "m",
+                "ref": f"r{n}",
+                "move": turn["legal_moves"][0],
+                "expected_version": turn["version"],
+            }
+        )
+    await sock.close()
+    stale = [f for f in sock.frames if f.get("reason") == "stale_version"]
+    assert stale and stale[0]["status"] == "ABORTED"  # as SubmitMove says it
+    assert stale[0]["metadata"]["current_version"]
+    assert versions == list(range(versions[-1] + 1)), versions  # no gap, no duplicate
+    answered = [f["ref"] for f in sock.frames if f.get("ref") and f["type"] == "commit"]
+    assert answered and len(answered) == len(set(answered))
+    final = (await player.http.get(f"/api/v1/matches/{match_id}")).json()
+    assert final["status"] == "finished"
+
+
+async def test_a_move_whose_subscription_ends_first_is_still_answered_once(
+    player: Player,
+) -> None:
+    """Unwatched while its move is on its way: the move is answered all the
+    same, by its commit or as of unknown outcome with the key to send it again
+    with, and sent again by HTTP with that key it has its one answer."""
+    match_id, seat = await player.matched("tic_tac_toe", 2)
+    sock = await player.socket()
+    await sock.send({"op": "watch", "sub": "m", "match_id": match_id})
+    while True:
+        frame = await sock.recv()
+        assert frame["type"] == "commit", frame
+        turn = frame["turn"]
+        if turn is not None and seat in turn["awaiting"]:
+            break
+    move = turn["legal_moves"][0]
+    await sock.send({"op": "move", "sub": "m", "ref": "x", "move": move})
+    await sock.send({"op": "unwatch", "sub": "m"})
+    while True:
+        answer = await sock.recv()
+        if answer.get("ref") == "x":
+            break
+    if answer["type"] == "error":
+        assert (answer["status"], answer["reason"]) == ("UNAVAILABLE", "outcome_unknown")
+        key = answer["metadata"]["idempotency_key"]
+        r = await player.http.post(
+            f"/api/v1/matches/{match_id}/moves", json={"move": move, "idempotency_key": key}
+        )
+        assert r.status_code == 200, r.text
+        version = r.json()["version"]
+    else:
+        assert answer["type"] == "commit" and answer["seat"] == seat
+        version = answer["version"]
+    assert version == turn["version"] + 1
+    await sock.send({"op": "ping"})
+    while (await sock.recv())["type"] != "pong":
+        pass
+    assert [f for f in sock.frames if f.get("ref") == "x"] == [answer]  # once
+    await sock.close()
+
+
 async def test_errors_carry_the_grpc_status_and_reason(player: Player, base_url: str) -> None:
     match_id, seat = await player.matched("tic_tac_toe", 2)
     m = await player.my_turn(match_id, seat)
