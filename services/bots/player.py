@@ -30,7 +30,7 @@ import msgspec
 from prometheus_client import Counter
 
 from engine_core.bots import LEVELS, Bot, bot_for, choose_from_view
-from engine_core.decider import Game
+from engine_core.decider import BaseGame, Game
 from engine_core.registry import default_registry
 from engine_core.rng import Rng
 from services.common.auth import Tokens, bearer_metadata, is_bot
@@ -71,6 +71,12 @@ def has_public_state(game: Game) -> bool:
     return game.View is game.State
 
 
+def samples_views(game: Game) -> bool:
+    """Whether the game deals a full state from a seat's view (``sample_state``):
+    else a bot plays a random move of those the match service lists."""
+    return has_public_state(game) or type(game).sample_state is not BaseGame.sample_state
+
+
 def level_of(player_id: str, default: str) -> str:
     """The difficulty level a bot id names: the first part of its name
     (``bot:search-1`` -> ``search``, ``bot:greedy-fill-t1`` -> ``greedy``), or
@@ -104,6 +110,7 @@ class SeatPlayer:
         self.move_delay_s = move_delay_s
         self.executor = executor
         self._view = msgspec.json.Decoder(game.View)
+        self._samples = samples_views(game)
         self.moves = 0
         self.level = level or bot.name  # what the moves are counted under
 
@@ -113,7 +120,10 @@ class SeatPlayer:
         backoff = 0.1
         while True:
             request = match_pb2.WatchMatchRequest(
-                match_id=self.match_id, include_view=True, include_turn=True
+                match_id=self.match_id,
+                include_view=True,
+                # the listed moves, with each commit, for a game it cannot sample
+                include_turn=not self._samples,
             )
             if last is not None and last > 0:
                 request.after_version = last - 1  # get the last commit (and view) again
