@@ -85,6 +85,15 @@ MAX_REF = 256  # as PlayMove.ref
 RESUMABLE = {"UNAVAILABLE", "DEADLINE_EXCEEDED", "INTERNAL", "UNKNOWN"}
 
 
+def _resume_or_raise(error: GatewayError, attempts: int) -> None:
+    """An upstream stream failed for the ``attempts``-th time in a row: go on
+    (resume it) if the failure is one a resume mends and attempts are left,
+    else ``error`` ends the subscription."""
+    if error.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
+        raise error
+    metrics.SOCKET_RESUMES.inc()
+
+
 class SocketSession:
     def __init__(
         self, ws: WebSocket, app: GatewayApp, tokens: Tokens, settings: GatewaySettings
@@ -346,9 +355,7 @@ class SocketSession:
                     return
                 except GatewayError as e:
                     attempts += 1
-                    if e.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
-                        raise
-                    metrics.SOCKET_RESUMES.inc()
+                    _resume_or_raise(e, attempts)
                 finally:
                     self.plays.pop(sub, None)
                     if play is not None:
@@ -461,7 +468,5 @@ class SocketSession:
                 return
             except GatewayError as e:
                 attempts += 1
-                if e.status not in RESUMABLE or attempts > RESUME_ATTEMPTS:
-                    raise
-                metrics.SOCKET_RESUMES.inc()
+                _resume_or_raise(e, attempts)
                 await asyncio.sleep(0.2 * attempts)
