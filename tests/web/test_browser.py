@@ -301,3 +301,92 @@ def test_a_match_ended_by_the_tournament_says_so(page_factory: Any, stack: Stack
     assert "ended by the tournament: round deadline" in page.locator("#outcome").inner_text()
     assert "ended by the tournament: round deadline" in page.locator("#log").inner_text()
     assert not page.errors  # type: ignore[attr-defined]
+
+
+def _sign_in_shortly(page: Any, stack: Stack, ttl_s: int, *, honest: bool) -> str:
+    """Replace the page's token with one of the same player that expires in
+    ``ttl_s`` seconds; ``honest``: the saved identity says when (else it
+    claims a month, as a page whose clock is far off would believe)."""
+    from services.common.auth import AuthSettings, Tokens
+
+    player = page.evaluate("() => JSON.parse(localStorage.getItem('tabletop.identity')).player_id")
+    token = Tokens(AuthSettings(secret=stack._secret())).issue(player, ttl_s=ttl_s)
+    expires = time.time() + (ttl_s if honest else 30 * 24 * 3600)
+    page.evaluate(
+        "([me, ms]) => localStorage.setItem('tabletop.identity', "
+        "JSON.stringify({...me, expires_at: new Date(ms).toISOString()}))",
+        [{"player_id": player, "token": token}, expires * 1000],
+    )
+    return token
+
+
+def _reconnect(page: Any) -> None:
+    connects = socket_stats(page)["connects"]
+    page.evaluate("() => window.__tabletop.socket.drop()")
+    page.wait_for_function("(n) => window.__tabletop.socket.stats.connects > n", arg=connects)
+
+
+def _token(page: Any) -> str:
+    return page.evaluate("() => JSON.parse(localStorage.getItem('tabletop.identity')).token")
+
+
+def _expired_frames(frames: Any) -> list[dict[str, Any]]:
+    return [
+        f
+        for f in map(json.loads, frames.received)
+        if f.get("type") == "error" and f.get("reason") == "token_expired"
+    ]
+
+
+def _played_on_without_a_gap(page: Any, frames: Any, match_id: str) -> None:
+    play_to_end(page)
+    assert "Game over" in page.locator("#outcome").inner_text()
+    stats = socket_stats(page)
+    assert stats["duplicates"] == 0 and stats["gaps"] == 0, stats
+    versions = [
+        f["version"]
+        for f in map(json.loads, frames.received)
+        if f.get("type") == "commit" and f.get("match_id") == match_id
+    ]
+    assert sorted(set(versions)) == list(range(max(versions) + 1)), versions
+    assert not page.locator("#notice").inner_text(), page.locator("#notice").inner_text()
+    assert not page.errors  # type: ignore[attr-defined]
+
+
+def test_a_token_that_expires_mid_match_is_renewed_and_the_match_goes_on(
+    page_factory: Any, stack: Stack
+) -> None:
+    # The page believes its token good for a month; the gateway ends the
+    # match's stream when it expires, and the page renews and resumes.
+    page, frames = page_factory()
+    match_id = start_vs_bots(page, "tic_tac_toe")
+    assert wait_turn_or_end(page) == "turn"
+    short = _sign_in_shortly(page, stack, 3, honest=False)
+    _reconnect(page)
+    page.wait_for_function("() => window.__tabletop.socket.stats.renewals >= 1", timeout=20_000)
+    assert _expired_frames(frames), "the gateway said nothing of the expiry"
+    assert _token(page) != short
+    _played_on_without_a_gap(page, frames, match_id)
+
+
+def test_a_token_is_renewed_before_it_expires(page_factory: Any, stack: Stack) -> None:
+    page, frames = page_factory()
+    match_id = start_vs_bots(page, "tic_tac_toe")
+    assert wait_turn_or_end(page) == "turn"
+    short = _sign_in_shortly(page, stack, 4, honest=True)
+    _reconnect(page)
+    page.wait_for_function("() => window.__tabletop.socket.stats.renewals >= 1", timeout=20_000)
+    assert _token(page) != short
+    _played_on_without_a_gap(page, frames, match_id)
+    assert not _expired_frames(frames)  # renewed in time: no stream ended
+
+
+def test_an_http_call_refused_for_an_expired_token_is_made_again_once_renewed(
+    page_factory: Any, stack: Stack
+) -> None:
+    page, _frames = page_factory()
+    start_vs_bots(page, "tic_tac_toe")
+    expired = _sign_in_shortly(page, stack, -5, honest=False)
+    listed = page.evaluate("() => import('/web/js/api.js').then((m) => m.api.matches())")
+    assert "matches" in listed
+    assert _token(page) != expired

@@ -21,7 +21,13 @@ export const identity = {
   clear() { localStorage.removeItem(TOKEN_KEY); },
 };
 
-async function call(method, path, body) {
+const REFRESH = "/api/v1/auth/refresh";
+
+const expired = (e) => e && e.status === "UNAUTHENTICATED" && e.reason === "token_expired";
+
+// A call of the gateway's HTTP API. A call refused for an expired token did
+// nothing: it is made once more after the token is renewed.
+async function call(method, path, body, renewed = false) {
   const headers = { "content-type": "application/json" };
   const me = identity.get();
   if (me && me.token) headers.authorization = `Bearer ${me.token}`;
@@ -30,8 +36,24 @@ async function call(method, path, body) {
   });
   let data = null;
   try { data = await r.json(); } catch { data = null; }
-  if (!r.ok) throw new ApiError(r.status, data);
+  if (!r.ok) {
+    const error = new ApiError(r.status, data);
+    if (renewed || path === REFRESH || !expired(error)) throw error;
+    await renewToken();
+    return call(method, path, body, true);
+  }
   return data;
+}
+
+// The token renewed for the same player (valid, or expired within the
+// gateway's grace period), one renewal at a time however many ask for it.
+let renewing = null;
+export function renewToken() {
+  if (!renewing) {
+    renewing = call("POST", REFRESH).then((fresh) => { identity.set(fresh); return fresh; })
+      .finally(() => { renewing = null; });
+  }
+  return renewing;
 }
 
 export const api = {
@@ -47,9 +69,7 @@ export const api = {
       const left = Date.parse(me.expires_at || "") - Date.now();
       if (!(left < 24 * 3600 * 1000)) return me;
       try {
-        const fresh = await call("POST", "/api/v1/auth/refresh");
-        identity.set(fresh);
-        return fresh;
+        return await renewToken();
       } catch { /* renewal refused or not offered: sign in anew */ }
     }
     return this.signIn("");
@@ -81,7 +101,10 @@ export const api = {
 
 // One WebSocket for the page. Subscriptions survive reconnects: a match
 // stream resumes after the last version it delivered, so the page sees every
-// commit exactly once whatever happens to the connection.
+// commit exactly once whatever happens to the connection. The socket is
+// signed in with the page's token; it is renewed before it expires (and when
+// the gateway says it has), and the socket connects again with the fresh one,
+// its subscriptions resuming where they were.
 export class LiveSocket {
   constructor(onNet = () => {}) {
     this.onNet = onNet;
@@ -91,8 +114,35 @@ export class LiveSocket {
     this.ws = null;
     this.closed = false;
     this.backoff = 250;
-    this.stats = { connects: 0, duplicates: 0, gaps: 0 };
+    this.stats = { connects: 0, duplicates: 0, gaps: 0, renewals: 0 };
+    this.renewal = null; // the timer that renews the token before it expires
     this.connect();
+  }
+
+  // Renew the token, then connect again with it (at once, not after a backoff).
+  // False when it cannot be renewed (the page then shows the refusal).
+  async renew() {
+    try {
+      await renewToken();
+    } catch {
+      return false;
+    }
+    this.stats.renewals += 1;
+    this.backoff = 0;
+    if (this.ws) this.ws.close();
+    return true;
+  }
+
+  // On each sign-in of the socket: renew five minutes before the token
+  // expires, or half-way through what is left when that is under ten minutes
+  // (a page's clock that is a little off still renews in time).
+  scheduleRenewal() {
+    clearTimeout(this.renewal);
+    const me = identity.get();
+    const left = Date.parse((me && me.expires_at) || "") - Date.now();
+    if (!(left > 0)) return; // unknown or past: the gateway will say so
+    const wait = Math.max(0, left - Math.min(5 * 60 * 1000, left / 2));
+    this.renewal = setTimeout(() => this.renew(), Math.min(wait, 2 ** 31 - 1));
   }
 
   connect() {
@@ -108,13 +158,14 @@ export class LiveSocket {
     ws.onclose = () => {
       if (this.ws !== ws) return;
       this.ready = false;
+      clearTimeout(this.renewal);
       // Moves on their way may have been played: each is sent again by HTTP
       // with its idempotency key, which answers it once either way.
       for (const [ref, m] of this.moving) { this.moving.delete(ref); m.retry(); }
       if (this.closed) return;
       this.onNet("reconnecting");
       setTimeout(() => this.connect(), this.backoff);
-      this.backoff = Math.min(this.backoff * 2, 5000);
+      this.backoff = Math.min(Math.max(this.backoff * 2, 250), 5000);
     };
   }
 
@@ -124,7 +175,14 @@ export class LiveSocket {
       this.stats.connects += 1;
       this.backoff = 250;
       this.onNet("online");
+      this.scheduleRenewal();
       for (const [sub, s] of this.subs) this.sendSub(sub, s);
+      return;
+    }
+    if (f.type === "error" && expired(f) && !f.ref) {
+      // the socket's sign-in, or a subscription's stream, outlived the token:
+      // renewed, the socket connects again and every subscription resumes
+      this.renew().then((ok) => { if (!ok) this.deliver(f); });
       return;
     }
     if (f.type === "pong") return;
@@ -138,6 +196,10 @@ export class LiveSocket {
       } else m.resolve(f);
       if (f.type !== "commit") return; // a commit is the page's too
     }
+    this.deliver(f);
+  }
+
+  deliver(f) {
     const s = f.sub ? this.subs.get(f.sub) : null;
     if (f.type === "error" && !s) { this.onNet("error", f); return; }
     if (!s) return;
@@ -198,5 +260,5 @@ export class LiveSocket {
   // For tests and the network indicator: drop the connection as a network would.
   drop() { if (this.ws) this.ws.close(); }
 
-  close() { this.closed = true; if (this.ws) this.ws.close(); }
+  close() { this.closed = true; clearTimeout(this.renewal); if (this.ws) this.ws.close(); }
 }
