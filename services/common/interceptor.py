@@ -20,7 +20,6 @@ a response-streaming behaviour, or None); ``RateLimitInterceptor`` and
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
@@ -36,6 +35,7 @@ from services.common.logging import (
     RpcObserver,
     _Sampler,
     code_name,
+    default_sample,
     log_rpc,
     notify,
     responses,
@@ -80,9 +80,7 @@ class RpcInterceptor(grpc.aio.ServerInterceptor):
         self.limits = limits
         self._quiet = tuple(quiet_prefixes)
         self._reads = frozenset(read_methods)
-        if sample is None:
-            sample = int(os.environ.get("TABLETOP_LOG_SAMPLE", "100"))
-        self._sample = max(0, sample)
+        self._sample = default_sample() if sample is None else max(0, sample)
         self._metrics: dict[str, _Method] = {}
         self._samplers: dict[str, _Sampler] = {}
         self._wrapped: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}

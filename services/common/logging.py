@@ -232,6 +232,24 @@ RpcObserver = Callable[[str, str, float, dict[str, Any]], None]
 the fields bound during it (e.g. to update Prometheus metrics)."""
 
 
+def rpc_quiet(method: str, sample: int | None = None) -> Any:
+    """How ``log_rpc`` treats a successful call of ``method`` by default:
+    True for probes (``QUIET_PREFIXES``), a ``_Sampler`` of one in ``sample``
+    (default ``TABLETOP_LOG_SAMPLE``, else 100) for ``READ_METHODS``, else
+    False. For a handler that logs calls itself (the rules service's calls
+    on a stream), so they are logged as the unary calls they stand for."""
+    if method.startswith(QUIET_PREFIXES):
+        return True
+    if method in READ_METHODS:
+        return _Sampler(default_sample() if sample is None else max(0, sample))
+    return False
+
+
+def default_sample() -> int:
+    """``TABLETOP_LOG_SAMPLE``: one in how many successful reads is logged at info."""
+    return max(0, int(os.environ.get("TABLETOP_LOG_SAMPLE", "100")))
+
+
 class _Sampler:
     """One in ``every`` successful calls of a read method is logged at info."""
 

@@ -45,7 +45,7 @@ from services.common.errors import (
     clip,
     status_of,
 )
-from services.common.logging import RpcObserver, bind, get_logger, log_rpc, notify
+from services.common.logging import RpcObserver, bind, get_logger, log_rpc, notify, rpc_quiet
 from services.common.standin import stand_in_move
 from services.rules.client import CALLS_HEADER, INSTANCE_HEADER
 from services.rules.settings import RulesSettings
@@ -170,13 +170,19 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         random, so it says nothing of the host; one per server, so each
         worker process and each replica has its own."""
         self._stream_calls = {
-            "request": (APPLY_MOVE, self._apply_move, "reply"),
-            "new_game": (NEW_GAME, self._new_game, "new_game"),
-            "view": (VIEW, self._view, "view"),
-            "legal_moves": (LEGAL_MOVES, self._legal_moves, "legal_moves"),
+            kind: (method, work, answer, rpc_quiet(method))
+            for kind, method, work, answer in (
+                ("request", APPLY_MOVE, self._apply_move, "reply"),
+                ("new_game", NEW_GAME, self._new_game, "new_game"),
+                ("view", VIEW, self._view, "view"),
+                ("legal_moves", LEGAL_MOVES, self._legal_moves, "legal_moves"),
+            )
         }
         """Each kind of call of an ApplyMoves stream (its field of the call):
-        the unary method it stands for, its work, its field of the result."""
+        the unary method it stands for, its work, its field of the result,
+        and how its ``rpc`` line is logged (as that method's: a successful
+        ``View`` or ``LegalMoves`` at debug, one in ``TABLETOP_LOG_SAMPLE``
+        at info)."""
 
     # ------------------------------------------------------------- helpers
     def _game(self, name: str) -> Game:
@@ -360,7 +366,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         then one ``rpc`` line and the observers, with that unary call's
         method, as the interceptors do for a unary call."""
         kind = call.WhichOneof("call") or "request"
-        method, work, answer = self._stream_calls[kind]
+        method, work, answer, quiet = self._stream_calls[kind]
         bind(method=method, via="ApplyMoves")
         started = time.perf_counter()
         code = "OK"
@@ -383,7 +389,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             for k, v in list(metadata.items())[:MAX_METADATA_ENTRIES]:
                 error.metadata[clip(str(k), 64)] = clip(str(v), MAX_METADATA_CHARS)
         seconds = time.perf_counter() - started
-        log_rpc(method, False, code, seconds)
+        log_rpc(method, quiet, code, seconds)
         if self.observers:
             notify(self.observers, method, code, seconds)
 

@@ -6,6 +6,8 @@ for the kill of a replica mid-stream."""
 from __future__ import annotations
 
 import asyncio
+import collections
+import io
 import json
 import urllib.request
 
@@ -15,6 +17,7 @@ from prometheus_client import REGISTRY
 
 from services.common.auth import AuthSettings, ServiceToken, Tokens
 from services.common.errors import error_info
+from services.common.logging import configure_logging
 from services.rules.client import RulesClient, RulesError
 from services.rules.process import RulesProcess
 from services.rules.server import build_server
@@ -244,6 +247,56 @@ async def test_view_and_legal_moves_calls_go_on_a_stream_and_answer_as_the_unary
     assert after[("View", "OK")] == 2 * 3 and after[("LegalMoves", "OK")] == 2 * 2
     assert after[("View", "FAILED_PRECONDITION")] == 2
     assert mux.resent == 0
+
+
+async def test_streamed_calls_are_logged_as_the_unary_calls_they_stand_for(monkeypatch) -> None:
+    """A successful View or LegalMoves on a stream is a polled read, logged
+    as the unary call is: at debug, one in ``TABLETOP_LOG_SAMPLE`` at info
+    (with ``sample``); an ApplyMove at info each time, and a refused read
+    too."""
+    monkeypatch.setenv("TABLETOP_LOG_SAMPLE", "3")
+    lines = io.StringIO()
+    configure_logging(service="rules", fmt="json", level="INFO", stream=lines)
+    server = build_server(RulesSettings(host="127.0.0.1", port=0, grace_seconds=0.1))
+    await server.start()
+    try:
+        async with RulesClient(server.address, timeout=10, streams=1, spread_attempts=0) as client:
+            new = await client.new_game("tic_tac_toe", 2, entropy=b"seed")
+            played = await client.apply_move("", new.state, 0, mark(4))  # opens the stream
+            await until(lambda: {"view", "legal_moves"} <= client.streams._streams[0].takes)
+            sent = client.streams.calls
+            for _ in range(6):
+                await client.view("", played.state, 0)
+                await client.legal_moves("", played.state, 1)
+            await client.apply_move("", played.state, 1, mark(0))
+            with pytest.raises(RulesError):
+                await client.view("", played.state, 5)  # unknown_seat
+            assert client.streams.calls - sent == 6 * 2 + 2, "every one went on a stream"
+
+            def rpc() -> list[dict]:
+                return [
+                    line
+                    for line in map(json.loads, lines.getvalue().splitlines())
+                    if line["event"] == "rpc" and line.get("via") == "ApplyMoves"
+                ]
+
+            # the server logs each call just after answering it
+            await until(lambda: len(rpc()) >= 2 + 2 + 2 + 1)
+    finally:
+        await server.stop(0.1)
+        configure_logging(service="test")
+    by = collections.Counter((line["method"].rsplit("/", 1)[1], line["code"]) for line in rpc())
+    assert by == {
+        ("ApplyMove", "OK"): 2,
+        ("View", "OK"): 2,  # 6 calls, one in 3
+        ("LegalMoves", "OK"): 2,
+        ("View", "INVALID_ARGUMENT"): 1,
+    }, by
+    assert all(
+        line["sample"] == 3
+        for line in rpc()
+        if line["method"].endswith(("/View", "/LegalMoves")) and line["code"] == "OK"
+    )
 
 
 async def test_new_game_goes_unary_to_a_server_whose_streams_do_not_take_it(monkeypatch) -> None:
