@@ -565,6 +565,12 @@ class _Stream:
         self.owner._ended(self, error)
 
 
+SPREAD_DELAY_S = 0.01
+"""How long after opening a stream that landed where another lane's is gets
+replaced, the first time in a row (doubled each next time)."""
+SPREAD_MAX_DELAY_S = 0.2
+
+
 class MoveStreams:
     """ApplyMove calls (and NewGame, View and LegalMoves calls) over ``count``
     long-lived ApplyMoves streams.
@@ -579,7 +585,11 @@ class MoveStreams:
     first time on the same channel (whose round robin picks the next
     address), then on a fresh channel (a fresh connection, which the kernel
     may hand to another ``SO_REUSEPORT`` worker); the replaced stream takes
-    no more calls and answers those it has. So the streams spread over as
+    no more calls and answers those it has. Each replacement comes a little
+    after the stream opened (``SPREAD_DELAY_S``, doubling with each attempt
+    in a row, at most ``SPREAD_MAX_DELAY_S``), the stream taking its lane's
+    calls meanwhile, so that the attempts are not spent before the
+    connections to the other servers are up. So the streams spread over as
     many replicas and workers as there are, and with a single server they
     settle after those attempts. Calls go to the streams in turns of up
     to ``calls_per_turn`` calls, each call with an id; a turn ends early as
@@ -687,13 +697,34 @@ class MoveStreams:
         stream.instance = next((v for k, v in metadata or () if k == INSTANCE_HEADER), None)
         calls = next((v for k, v in metadata or () if k == CALLS_HEADER), "")
         stream.takes = frozenset(calls.split(",")) - {"", "apply_move"}
+        if stream.instance is None:
+            return  # a server that does not say
+        if self._shares_a_server(stream):
+            # Not at once: the channel's round robin picks among the
+            # connections that are up, and the one to another server may
+            # still be connecting (a busy machine, a client just started).
+            # The stream serves its lane meanwhile.
+            delay = min(SPREAD_MAX_DELAY_S, SPREAD_DELAY_S * 2 ** self._spreading[stream.lane])
+            asyncio.get_running_loop().call_later(delay, self._respread, stream)
+
+    def _shares_a_server(self, stream: _Stream) -> bool:
+        """Whether ``stream`` is its lane's, on a server another lane's
+        stream is on, with attempts left to move it (else the lane's
+        attempts start again from 0)."""
         lane = stream.lane
-        if stream.instance is None or self._closed or self._streams[lane] is not stream:
-            return  # a server that does not say, or a stream already replaced
+        if self._closed or self._streams[lane] is not stream:
+            return False  # a stream already replaced
         others = {s.instance for s in self._streams if s is not None and s is not stream}
         if stream.instance not in others or self._spreading[lane] >= self.spread_attempts:
             self._spreading[lane] = 0
+            return False
+        return True
+
+    def _respread(self, stream: _Stream) -> None:
+        """Replace ``stream`` (see the class) if it still shares a server."""
+        if not self._shares_a_server(stream):
             return
+        lane = stream.lane
         self._spreading[lane] += 1
         self.respread += 1
         self._streams[lane] = None  # the lane's next call opens another

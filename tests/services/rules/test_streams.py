@@ -544,7 +544,10 @@ async def _settle(client: RulesClient, state: bytes) -> list[str | None]:
     """Calls one at a time (so they alternate between the lanes) until no
     lane is being replaced: the servers the lanes' streams are on."""
     mux = client.streams
-    for i in range(200):
+    deadline = asyncio.get_running_loop().time() + 30  # replacements are spaced out
+    i = 0
+    while asyncio.get_running_loop().time() < deadline:
+        i += 1
         played = await client.apply_move("", state, 0, mark(i % 9))
         assert played.status.awaiting == (1,)
         lanes = mux._streams
