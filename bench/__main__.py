@@ -34,6 +34,7 @@ from bench import (
     matchmaking,
     replay,
     rules_latency,
+    skeleton,
     tournament,
     web,
 )
@@ -93,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
     short = {"moves": 200, "seconds": 2.0} if quick else {}
     out["end_to_end"] = match_e2e.run(**short, remote_rules=True)
     out["end_to_end_rules_in_process"] = match_e2e.run(**short)
+    console.print("[bold]the architecture's skeleton[/], one move at a time ...")
+    out["end_to_end_skeleton"] = skeleton.run_latency(moves=200 if quick else 2000)
     console.print(
         "[bold]boardgame.io beside Tabletop[/] (tic-tac-toe, G games at once, a live feed per seat) ..."
     )
@@ -136,6 +139,13 @@ def main(argv: list[str] | None = None) -> int:
         / fl["p99_ms"],
         "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
     }
+    # The skeleton's latency: the least a move's round trip takes on this
+    # architecture, against the floor, and ours against it.
+    for path in ("", "_play"):
+        mode = "sequential" + path
+        skel = out["end_to_end_skeleton"][mode]["p50_ms"]
+        ratios[f"skeleton{path}_p50_over_floor_p50"] = skel / fl["p50_ms"]
+        ratios[f"end_to_end{path}_p50_over_skeleton_p50"] = out["end_to_end"][mode]["p50_ms"] / skel
     peer = out["boardgameio"]
     if "runs" in peer:
         ratios["throughput_over_boardgameio"] = {
@@ -245,6 +255,12 @@ def main(argv: list[str] | None = None) -> int:
             "64 matches at once: "
             f"{e['concurrent']['moves_per_s']:.0f} moves/s"
         )
+    sk = out["end_to_end_skeleton"]
+    console.print(
+        f"skeleton: SubmitMove p50 {sk['sequential']['p50_ms']:.2f} ms, "
+        f"p99 {sk['sequential']['p99_ms']:.2f} ms; PlayMatch p50 "
+        f"{sk['sequential_play']['p50_ms']:.2f} ms, p99 {sk['sequential_play']['p99_ms']:.2f} ms"
+    )
     if "runs" in peer:
         table = Table(title="boardgame.io 0.50 (in memory) beside Tabletop (durable), same run")
         for col in (

@@ -114,10 +114,14 @@ class _PlayClient(_Client):
 
 
 async def _sequential(
-    address: str, moves: int, client_type: type[_Client] | None = None
+    address: str,
+    moves: int,
+    client_type: type[_Client] | None = None,
+    scripts: list[list[tuple[int, str]]] | None = None,
 ) -> dict[str, Any]:
+    """``scripts``: the games to play in turn (default: seeded playouts)."""
     client = (client_type or _Client)(address)
-    scripts = _scripts(max(8, moves // 5))
+    scripts = scripts or _scripts(max(8, moves // 5))
     await client.play(scripts[0], None)  # warm up
     samples: list[int] = []
     i = 1

@@ -8,12 +8,14 @@ message a move makes in our stack and nothing else:
   message (a batch of requests, each a request id and ~200 bytes, as the
   rules stream's ``ApplyMoves`` batches are): no protobuf, no engine;
 * ``match``: a grpc.aio server of ``tabletop.match.v1.MatchService`` answering
-  only ``CreateMatch`` and ``PlayMatch``. ``CreateMatch`` appends the creation
-  commit to JetStream (file storage, ``Nats-Expected-Last-Subject-Sequence``)
-  and answers once it is acknowledged; each move read on a ``PlayMatch``
-  stream goes to the rules stream (batched with the others waiting), then is
-  appended with the match's expected sequence, and once acknowledged a
-  commit frame goes to both seats' streams; the match ends after 9 moves.
+  only ``CreateMatch``, ``PlayMatch`` and ``SubmitMove``. ``CreateMatch``
+  appends the creation commit to JetStream (file storage,
+  ``Nats-Expected-Last-Subject-Sequence``) and answers once it is
+  acknowledged; each move read on a ``PlayMatch`` stream, or sent with
+  ``SubmitMove``, goes to the rules stream (batched with the others
+  waiting), then is appended with the match's expected sequence, and once
+  acknowledged a commit frame goes to both seats' streams (and
+  ``SubmitMove`` answers); the match ends after 9 moves.
   One push consumer (``AckNone``) delivers every commit back to the process,
   as the match service's watch tap does (the deliveries are only counted).
 
@@ -29,8 +31,12 @@ is what the logic costs.
 
 ``run_skeleton(G, seconds)`` drives it with the Node driver of the play path
 (``bench/boardgameio/tabletop_driver.js``), unchanged, and reports what
-``bench.boardgameio.run_ours`` reports. ``python -m bench.skeleton
-[--loops 1,10,50,200] [--seconds 5]`` prints it as JSON.
+``bench.boardgameio.run_ours`` reports. ``run_latency(moves)`` measures one
+move at a time with the clients of ``bench.match_e2e`` (its ``sequential``
+and ``sequential_play``, on 9-move games): the least a move's round trip
+can take on this architecture, against which the end-to-end goal's 3x the
+floor can be read. ``python -m bench.skeleton [--loops 1,10,50,200]
+[--seconds 5] [--latency MOVES]`` prints it as JSON.
 """
 
 from __future__ import annotations
@@ -209,33 +215,52 @@ class Skeleton(match_pb2_grpc.MatchServiceServicer):
         finally:
             mover.cancel()
 
+    async def SubmitMove(self, request: Any, context: Any) -> Any:
+        """The unary path's move: the same messages as a move on a
+        ``PlayMatch`` stream, the answer a ``SubmitMoveResponse`` (the
+        seats alternate, as the benchmark's games do)."""
+        match = self.matches[request.match_id]
+        seat = match.version % 2
+        commit = await self._move(match, request.match_id, seat, request.move_json, "")
+        return match_pb2.SubmitMoveResponse(
+            version=commit.version,
+            seat=seat,
+            events_json=commit.events_json,
+            status=commit.status,
+        )
+
     async def _moves(self, match: _Match, match_id: str, seat: int, requests: Any) -> None:
         async for request in requests:
-            await self.rules.apply()
-            version = match.version + 1
-            match.seq = await self.acks.append(match_id, match.seq, request.move.move_json.encode())
-            match.version = version
-            done = version == MOVES_PER_GAME
-            frame = match_pb2.PlayFrame(
-                ref=request.move.ref,
-                commit=match_pb2.MatchCommit(
-                    version=version,
-                    seat=seat,
-                    events_json=[request.move.move_json],
-                    move_json=request.move.move_json,
-                    status=match_pb2.MATCH_STATUS_FINISHED
-                    if done
-                    else match_pb2.MATCH_STATUS_ACTIVE,
-                    committed_at="2026-01-01T00:00:00.000Z",
-                ),
+            commit = await self._move(
+                match, match_id, seat, request.move.move_json, request.move.ref
             )
-            for queue in match.seats:
-                queue.put_nowait(frame)
-                if done:
-                    queue.put_nowait(_END)
-            if done:
-                del self.matches[match_id]
+            if commit.status == match_pb2.MATCH_STATUS_FINISHED:
                 return
+
+    async def _move(self, match: _Match, match_id: str, seat: int, move_json: str, ref: str) -> Any:
+        """One move: the rules stream, the append with the match's expected
+        sequence, then a frame to each seat's stream; the commit."""
+        await self.rules.apply()
+        version = match.version + 1
+        match.seq = await self.acks.append(match_id, match.seq, move_json.encode())
+        match.version = version
+        done = version == MOVES_PER_GAME
+        commit = match_pb2.MatchCommit(
+            version=version,
+            seat=seat,
+            events_json=[move_json],
+            move_json=move_json,
+            status=match_pb2.MATCH_STATUS_FINISHED if done else match_pb2.MATCH_STATUS_ACTIVE,
+            committed_at="2026-01-01T00:00:00.000Z",
+        )
+        frame = match_pb2.PlayFrame(ref=ref, commit=commit)
+        for queue in match.seats:
+            queue.put_nowait(frame)
+            if done:
+                queue.put_nowait(_END)
+        if done:
+            del self.matches[match_id]
+        return commit
 
 
 async def serve_match(port: int, nats_url: str, rules_addr: str) -> None:
@@ -334,6 +359,33 @@ def run_skeleton(loops: int, seconds: float) -> dict[str, Any]:
     return figures
 
 
+DRAW = [
+    (i % 2, f'{{"type":"place_mark","cell":{cell}}}')
+    for i, cell in enumerate((0, 1, 2, 4, 3, 5, 7, 6, 8))
+]
+"""A 9-move tic-tac-toe draw as (seat, move JSON), the benchmark's game."""
+
+
+def run_latency(moves: int = 2000) -> dict[str, Any]:
+    """One move at a time, as ``bench.match_e2e.run`` measures our stack
+    (``PlayMatch`` first, then ``SubmitMove``, on the same clients): each
+    path's latency and the servers' CPU per move (warm-up and creations
+    included, as there)."""
+    from bench.match_e2e import _cpu_s, _PlayClient, _sequential
+
+    out: dict[str, Any] = {}
+    with NatsServer() as server, running(server) as (address, pids):
+        for key, client in (("sequential_play", _PlayClient), ("sequential", None)):
+            before = {k: _cpu_s(p) for k, p in pids.items()}
+            figures = asyncio.run(_sequential(address, moves, client, scripts=[DRAW]))
+            after = {k: _cpu_s(p) for k, p in pids.items()}
+            figures["cpu_ms_per_move"] = {
+                k: (after[k] - before[k]) * 1000 / figures["moves"] for k in pids
+            }
+            out[key] = figures
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.skeleton", description=__doc__)
     parser.add_argument("role", nargs="?", choices=("rules", "match"), help="(internal)")
@@ -342,12 +394,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules")
     parser.add_argument("--loops", default="1,10,50,200")
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument(
+        "--latency", type=int, metavar="MOVES", help="one move at a time instead (run_latency)"
+    )
     args = parser.parse_args(argv)
     if args.role == "rules":
         run_loop(serve_rules(args.port))
         return 0
     if args.role == "match":
         run_loop(serve_match(args.port, args.nats, args.rules))
+        return 0
+    if args.latency:
+        print(json.dumps(run_latency(args.latency), indent=2))
         return 0
     out = [run_skeleton(int(g), args.seconds) for g in args.loops.split(",")]
     print(json.dumps(out, indent=2))

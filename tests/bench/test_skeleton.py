@@ -67,3 +67,30 @@ def test_the_skeleton_plays_a_game_and_stores_every_commit() -> None:
     assert refs == [str(i) for i in range(9)]
     assert stored[0].startswith(b"created ")
     assert stored[1:] == [m.encode() for m in MOVES]
+
+
+async def _submit(address: str) -> tuple[str, list[tuple[int, int, int]]]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        created = await stub.CreateMatch(
+            match_pb2.CreateMatchRequest(game="tic_tac_toe", players=["a", "b"])
+        )
+        answers = []
+        for _seat, move in skeleton.DRAW:
+            reply = await stub.SubmitMove(
+                match_pb2.SubmitMoveRequest(match_id=created.match_id, move_json=move)
+            )
+            answers.append((reply.version, reply.seat, reply.status))
+        return created.match_id, answers
+
+
+def test_the_skeleton_answers_submit_move_after_each_commit_is_stored() -> None:
+    with NatsServer() as server:
+        with skeleton.running(server) as (address, _pids):
+            match_id, answers = asyncio.run(_submit(address))
+        stored = asyncio.run(_stored(server.url, match_id))
+    active, finished = match_pb2.MATCH_STATUS_ACTIVE, match_pb2.MATCH_STATUS_FINISHED
+    assert answers == [
+        (i + 1, seat, finished if i == 8 else active) for i, (seat, _) in enumerate(skeleton.DRAW)
+    ]
+    assert stored[1:] == [move.encode() for _, move in skeleton.DRAW]
