@@ -33,6 +33,7 @@ from bench import (
     match_e2e,
     matchmaking,
     replay,
+    rules_hop,
     rules_latency,
     skeleton,
     tournament,
@@ -88,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     out["floor"] = floor.run(moves=200 if quick else 2000)
     console.print("[bold]rules service[/] ApplyMove ...")
     out["rules_apply_move"] = rules_latency.run(samples=200 if quick else 2000)
+    console.print("[bold]the rules hop[/] (echo, cached answers, the rules service) ...")
+    out["rules_hop"] = rules_hop.run(calls=300 if quick else 3000)
     console.print(
         "[bold]end to end[/] (client -> match -> rules service -> JetStream -> Redis) ..."
     )
@@ -138,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         "end_to_end_play_p99_over_floor_p99": out["end_to_end"]["sequential_play"]["p99_ms"]
         / fl["p99_ms"],
         "replay_rebuild_over_raw_read": out["replay"]["rebuild_over_raw"],
+        "rules_hop_rules_over_cached_p50": out["rules_hop"]["rules_over_cached_p50"],
+        "rules_hop_cached_over_echo_p50": out["rules_hop"]["cached_over_echo_p50"],
     }
     # The skeleton's latency: the least a move's round trip takes on this
     # architecture, against the floor, and ours against it.
@@ -246,6 +251,16 @@ def main(argv: list[str] | None = None) -> int:
             f"rules ApplyMove {r.get('game')} ({r.get('client')}): p50 {r.get('p50_ms', 0):.3f} ms, "
             f"p99 {r.get('p99_ms', 0):.3f} ms"
         )
+    hop = out["rules_hop"]
+    console.print(
+        "rules hop, one call at a time (p50 ms, server CPU µs a call): "
+        + ", ".join(
+            f"{k} {hop[k]['p50_ms']:.3f}, {hop[k]['server_cpu_us_per_call']:.0f}"
+            for k in ("echo", "cached", "rules")
+        )
+        + f"; in process: the call's handling {hop['in_process']['one_call']['p50_ms'] * 1000:.0f} µs, "
+        f"its engine part {hop['in_process']['apply_move']['p50_ms'] * 1000:.0f} µs"
+    )
     for key in ("end_to_end", "end_to_end_rules_in_process"):
         e = out[key]
         console.print(

@@ -1,0 +1,245 @@
+"""Where the rules hop's time goes: one call at a time over an ``ApplyMoves``
+stream, the same client against three servers, each its own process.
+
+* ``echo``: the skeleton's rules (``bench.skeleton``): raw bytes echoed on a
+  bare grpc.aio stream, with its own client; what the hop's transport costs;
+* ``cached``: a grpc.aio ``RulesService`` whose ``ApplyMoves`` answers each
+  call from a cache of the rules service's own answers (the first time a call
+  is seen, the real work answers it): the same protobuf messages and stream
+  bookkeeping as the rules service, without the engine, the log line or the
+  metrics of each call;
+* ``rules``: the rules service (``python -m services.rules --workers 1``).
+
+``cached`` and ``rules`` are called through the match service's client
+(``RulesClient`` over two streams), playing the benchmark's 9-move
+tic-tac-toe draw over and over. Per server: the call's p50/p99 and the
+server's CPU per call. And the same work in a warm loop in this process
+(``in_process``: one stream call's whole handling, ``_one_call``, and the
+engine's part of it, ``_apply_move``), so that what a served call costs
+can be read against what its code takes when nothing else runs.
+
+    python -m bench.rules_hop [--calls N]       # the figures, as JSON
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import json
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import services  # noqa: F401  (first: the services' gRPC settings, before grpc loads)
+
+# isort: split
+import grpc
+
+from bench import skeleton
+from bench.match_e2e import _cpu_s, _start_rules, _wait_listening
+from bench.stats import summary_ms
+from services.common.eventloop import run as run_loop
+from services.common.logging import configure_logging
+from services.common.servers import free_port
+from services.rules.client import CALLS_HEADER, INSTANCE_HEADER, RulesClient
+from services.rules.servicer import STREAM_CALLS, RulesServicer
+from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
+
+GAME = "tic_tac_toe"
+SETUP_ENTROPY = b"s" * 32
+MOVE_ENTROPY = b"m" * 32
+
+
+class CachedRules(RulesServicer):
+    """``ApplyMoves`` answered from a cache of this servicer's own answers,
+    keyed by each call's request bytes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answers: dict[bytes, bytes] = {}
+
+    async def ApplyMoves(
+        self, requests: AsyncIterator[rules_pb2.ApplyMovesRequest], context: Any
+    ) -> AsyncIterator[rules_pb2.ApplyMovesResponse]:
+        await context.send_initial_metadata(
+            ((INSTANCE_HEADER, self.instance), (CALLS_HEADER, STREAM_CALLS))
+        )
+        async for batch in requests:
+            out = rules_pb2.ApplyMovesResponse()
+            for call in batch.calls:
+                kind = call.WhichOneof("call")
+                key = kind.encode() + getattr(call, kind).SerializeToString()
+                answer = self.answers.get(key)
+                result = out.results.add()
+                if answer is None:
+                    work = rules_pb2.ApplyMovesResponse.Result()
+                    contextvars.copy_context().run(self._one_call, call, time.perf_counter(), work)
+                    answer = self.answers[key] = work.SerializeToString()
+                result.MergeFromString(answer)
+                result.id = call.id
+            yield out
+
+
+async def serve_cached(port: int) -> None:
+    server = grpc.aio.server()
+    rules_pb2_grpc.add_RulesServiceServicer_to_server(CachedRules(), server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    await server.start()
+    await server.wait_for_termination()
+
+
+def _moves() -> list[str]:
+    return [move for _, move in skeleton.DRAW]
+
+
+async def _through_client(address: str, calls: int) -> list[int]:
+    """``calls`` timed ``apply_move`` calls (after 30 games of warm-up),
+    each game set up with ``new_game`` (not timed)."""
+    client = RulesClient(address, streams=2)
+    timed: list[int] = []
+    try:
+
+        async def game(record: bool) -> None:
+            state = (await client.new_game(GAME, 2, entropy=SETUP_ENTROPY)).state
+            for i, move in enumerate(_moves()):
+                started = time.perf_counter_ns()
+                played = await client.apply_move("", state, i % 2, move, entropy=MOVE_ENTROPY)
+                if record:
+                    timed.append(time.perf_counter_ns() - started)
+                state = played.state
+
+        for _ in range(30):
+            await game(False)
+        while len(timed) < calls:
+            await game(True)
+    finally:
+        await client.close()
+    return timed
+
+
+async def _through_echo(address: str, calls: int) -> list[int]:
+    async with grpc.aio.insecure_channel(address) as channel:
+        rules = skeleton._Rules(channel)
+        try:
+            for _ in range(270):
+                await rules.apply()
+            timed = []
+            for _ in range(calls):
+                started = time.perf_counter_ns()
+                await rules.apply()
+                timed.append(time.perf_counter_ns() - started)
+            return timed
+        finally:
+            rules.call.cancel()
+            for task in rules.tasks:
+                task.cancel()
+            await asyncio.gather(*rules.tasks, return_exceptions=True)
+
+
+def _served(
+    proc: subprocess.Popen[str],
+    address: str,
+    drive: Callable[[str, int], Coroutine[Any, Any, list[int]]],
+    calls: int,
+) -> dict[str, Any]:
+    before = _cpu_s(proc.pid)
+    timed = run_loop(drive(address, calls))
+    figures: dict[str, Any] = summary_ms(timed)
+    # the untimed calls (warm-up, new_game) are few beside the timed ones,
+    # and the same for both servers the client drives
+    figures["server_cpu_us_per_call"] = (_cpu_s(proc.pid) - before) * 1e6 / len(timed)
+    return figures
+
+
+def _start_module(args: list[str], port: int, what: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *args, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    _wait_listening(proc, port, what)
+    return proc
+
+
+def in_process(calls: int) -> dict[str, Any]:
+    """The warm-loop cost of one stream call's handling and of its engine part
+    (logging at warning, as the benchmarks run the rules service)."""
+    configure_logging(service="bench", level="WARNING")
+    servicer = RulesServicer()
+    new = servicer._new_game(rules_pb2.NewGameRequest(game=GAME, players=2, entropy=SETUP_ENTROPY))
+    requests = []
+    state = new.state
+    for i, move in enumerate(_moves()):
+        request = rules_pb2.ApplyMoveRequest(
+            state=state, seat=i % 2, move=move, entropy=MOVE_ENTROPY
+        )
+        requests.append(request)
+        state = servicer._apply_move(request).state
+    stream_calls = []
+    for i, request in enumerate(requests):
+        call = rules_pb2.ApplyMovesRequest.Call(id=i + 1, timeout_ms=2000)
+        call.request.CopyFrom(request)
+        stream_calls.append(call)
+
+    def one_call(i: int) -> None:
+        result = rules_pb2.ApplyMovesResponse.Result()
+        contextvars.copy_context().run(
+            servicer._one_call, stream_calls[i % 9], time.perf_counter(), result
+        )
+
+    def apply_move(i: int) -> None:
+        contextvars.copy_context().run(servicer._apply_move, requests[i % 9])
+
+    out = {}
+    for name, work in (("one_call", one_call), ("apply_move", apply_move)):
+        for i in range(500):
+            work(i)
+        timed = []
+        for i in range(calls):
+            started = time.perf_counter_ns()
+            work(i)
+            timed.append(time.perf_counter_ns() - started)
+        out[name] = summary_ms(timed)
+    return out
+
+
+def run(calls: int = 3000) -> dict[str, Any]:
+    """The figures (see the module)."""
+    out: dict[str, Any] = {"game": GAME, "calls": calls}
+    echo_port, cached_port = free_port(), free_port()
+    echo = _start_module(["bench.skeleton", "rules"], echo_port, "skeleton rules")
+    cached = _start_module(["bench.rules_hop", "cached"], cached_port, "cached rules")
+    rules, rules_address = _start_rules(1)
+    try:
+        out["echo"] = _served(echo, f"127.0.0.1:{echo_port}", _through_echo, calls)
+        out["cached"] = _served(cached, f"127.0.0.1:{cached_port}", _through_client, calls)
+        out["rules"] = _served(rules, rules_address, _through_client, calls)
+    finally:
+        for proc in (echo, cached, rules):
+            proc.terminate()
+            proc.wait(15)
+    out["in_process"] = in_process(calls)
+    out["rules_over_cached_p50"] = out["rules"]["p50_ms"] / out["cached"]["p50_ms"]
+    out["cached_over_echo_p50"] = out["cached"]["p50_ms"] / out["echo"]["p50_ms"]
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.rules_hop", description=__doc__)
+    parser.add_argument("role", nargs="?", choices=("cached",), help="(internal)")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--calls", type=int, default=3000)
+    args = parser.parse_args(argv)
+    if args.role == "cached":
+        run_loop(serve_cached(args.port))
+        return 0
+    print(json.dumps(run(args.calls), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
