@@ -95,14 +95,22 @@ def _moves() -> list[str]:
     return [move for _, move in skeleton.DRAW]
 
 
-async def _through_client(address: str, calls: int) -> list[int]:
+Drive = Callable[[str, int, Callable[[], None]], Coroutine[Any, Any, tuple[list[int], int]]]
+"""``drive(address, calls, start)``: warms up, calls ``start()``, then makes
+``calls`` timed calls; the timings, and every call made after ``start``."""
+
+
+async def _through_client(
+    address: str, calls: int, start: Callable[[], None]
+) -> tuple[list[int], int]:
     """``calls`` timed ``apply_move`` calls (after 30 games of warm-up),
-    each game set up with ``new_game`` (not timed)."""
+    each game set up with a ``new_game`` call (not timed)."""
     client = RulesClient(address, streams=2)
     timed: list[int] = []
+    made = 0
     try:
 
-        async def game(record: bool) -> None:
+        async def game(record: bool) -> int:
             state = (await client.new_game(GAME, 2, entropy=SETUP_ENTROPY)).state
             for i, move in enumerate(_moves()):
                 started = time.perf_counter_ns()
@@ -110,28 +118,33 @@ async def _through_client(address: str, calls: int) -> list[int]:
                 if record:
                     timed.append(time.perf_counter_ns() - started)
                 state = played.state
+            return 1 + len(_moves())
 
         for _ in range(30):
             await game(False)
+        start()
         while len(timed) < calls:
-            await game(True)
+            made += await game(True)
     finally:
         await client.close()
-    return timed
+    return timed, made
 
 
-async def _through_echo(address: str, calls: int) -> list[int]:
+async def _through_echo(
+    address: str, calls: int, start: Callable[[], None]
+) -> tuple[list[int], int]:
     async with grpc.aio.insecure_channel(address) as channel:
         rules = skeleton._Rules(channel)
         try:
-            for _ in range(270):
+            for _ in range(300):
                 await rules.apply()
+            start()
             timed = []
             for _ in range(calls):
                 started = time.perf_counter_ns()
                 await rules.apply()
                 timed.append(time.perf_counter_ns() - started)
-            return timed
+            return timed, calls
         finally:
             rules.call.cancel()
             for task in rules.tasks:
@@ -139,18 +152,17 @@ async def _through_echo(address: str, calls: int) -> list[int]:
             await asyncio.gather(*rules.tasks, return_exceptions=True)
 
 
-def _served(
-    proc: subprocess.Popen[str],
-    address: str,
-    drive: Callable[[str, int], Coroutine[Any, Any, list[int]]],
-    calls: int,
-) -> dict[str, Any]:
-    before = _cpu_s(proc.pid)
-    timed = run_loop(drive(address, calls))
+def _served(proc: subprocess.Popen[str], address: str, drive: Drive, calls: int) -> dict[str, Any]:
+    """The timed calls' latency, and the server's CPU per call over every
+    call made once warm (a ``new_game`` per game among them)."""
+    cpu = [0.0]
+
+    def start() -> None:
+        cpu[0] = _cpu_s(proc.pid)
+
+    timed, made = run_loop(drive(address, calls, start))
     figures: dict[str, Any] = summary_ms(timed)
-    # the untimed calls (warm-up, new_game) are few beside the timed ones,
-    # and the same for both servers the client drives
-    figures["server_cpu_us_per_call"] = (_cpu_s(proc.pid) - before) * 1e6 / len(timed)
+    figures["server_cpu_us_per_call"] = (_cpu_s(proc.pid) - cpu[0]) * 1e6 / made
     return figures
 
 

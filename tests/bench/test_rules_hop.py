@@ -47,9 +47,3 @@ def test_the_cached_server_answers_as_the_rules_service_does() -> None:
     assert from_cache[-1].status.outcome is not None  # the draw played to its end
     assert from_cache[1 + 9 + 1 + 4].status.outcome is not None  # and the other game won
     assert from_cache[1 + 9 + 1 + 3].status.outcome is None
-
-
-def test_the_in_process_figures_time_the_handling_and_its_engine_part() -> None:
-    figures = rules_hop.in_process(200)
-    assert set(figures) == {"one_call", "apply_move"}
-    assert all(f["n"] == 200 and f["p50_ms"] > 0 for f in figures.values())

@@ -13,7 +13,7 @@ from bench import skeleton
 from services.common.servers import NatsServer
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
 
-MOVES = [f'{{"type":"place_mark","cell":{c}}}' for c in (0, 1, 2, 4, 3, 5, 7, 6, 8)]
+MOVES = [move for _, move in skeleton.DRAW]
 
 
 async def _play(address: str) -> tuple[str, list[list[int]], list[str]]:
