@@ -97,13 +97,14 @@ def _moves() -> list[str]:
 
 Drive = Callable[[str, int, Callable[[], None]], Coroutine[Any, Any, tuple[list[int], int]]]
 """``drive(address, calls, start)``: warms up, calls ``start()``, then makes
-``calls`` timed calls; the timings, and every call made after ``start``."""
+at least ``calls`` timed calls (whole games); the timings, and every call
+made after ``start``."""
 
 
 async def _through_client(
     address: str, calls: int, start: Callable[[], None]
 ) -> tuple[list[int], int]:
-    """``calls`` timed ``apply_move`` calls (after 30 games of warm-up),
+    """At least ``calls`` timed ``apply_move`` calls (after 30 games of warm-up),
     each game set up with a ``new_game`` call (not timed)."""
     client = RulesClient(address, streams=2)
     timed: list[int] = []
