@@ -69,6 +69,10 @@ class AppBase:
         self.known_facts = KnownFacts()
         """Matches whose ``MatchFinished`` is stored (shared with this process's relay)."""
         self._hot: OrderedDict[str, Projection] = OrderedDict()
+        self.finishing: dict[str, tuple[tuple[str, ...], asyncio.Task[None]]] = {}
+        """The finishing bookkeeping in flight here (see ``Writes._finish_soon``):
+        match id -> its players and the task marking the index and publishing
+        the fact."""
         self.cache_writes = WriteBehind(
             cache, self._hot.get, interval_s=self.config.cache_write_interval_s
         )
@@ -131,6 +135,15 @@ class AppBase:
     async def _arm(self, match_id: str, version: int, clocks: Clocks | None) -> None:
         """Schedule the turn timer after a commit (see ``timers.Timeouts``)."""
 
+    async def finished_of(self, player: str | None = None) -> None:
+        """Once the finishing bookkeeping in flight here is done: all of it,
+        or only that of ``player``'s matches."""
+        tasks = [t for players, t in self.finishing.values() if player is None or player in players]
+        if tasks:
+            await asyncio.wait(tasks)
+
     async def drain(self) -> None:
-        """Write the pending cache updates now (graceful shutdown, tests)."""
+        """The finishing bookkeeping in flight done, then the pending cache
+        updates written (graceful shutdown, tests)."""
+        await self.finished_of()
         await self.cache_writes.flush()

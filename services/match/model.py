@@ -13,12 +13,10 @@ asking the rules again, and what a seat was shown never changes afterwards.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import re
 import time
-from datetime import UTC, datetime
 
 import msgspec
 
@@ -210,15 +208,20 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@functools.lru_cache(maxsize=4096)
+_second: tuple[int, str] = (-1, "")
+"""The last whole second formatted, and its text (times come in order)."""
+
+
 def rfc3339(ms: int) -> str:
-    """The instant as RFC 3339 UTC, milliseconds (cached: each commit's time
-    is formatted once for every watcher and answer)."""
-    return (
-        datetime.fromtimestamp(ms / 1000, tz=UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
+    """The instant as RFC 3339 UTC, milliseconds: ``2026-12-04T20:31:05.123Z``
+    (integer arithmetic, so exact; the date and time of day formatted once
+    per second)."""
+    global _second
+    s, frac = divmod(ms, 1000)
+    second = _second
+    if second[0] != s:
+        second = _second = (s, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)))
+    return f"{second[1]}.{frac:03d}Z"
 
 
 _CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"

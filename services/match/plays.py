@@ -273,5 +273,11 @@ class Plays(Writes, Streams):
             async for frame in play.frames(expires_at):
                 yield frame
         finally:
-            await cancel_and_wait(mover)
+            if play.in_flight:  # a move being played: stopped before the stream ends
+                await cancel_and_wait(mover)
+            else:
+                # Waiting for the client's next request: cancelled, not waited
+                # for (its read ends with the call; waiting would hold the
+                # stream's end back by a round of the event loop with gRPC).
+                mover.cancel()
             await cancel_and_wait(follower)

@@ -32,4 +32,6 @@ class Reads(Projections):
         return MatchView(projection=p, your_seat=seat, view=view, legal_moves=legal)
 
     async def list_matches(self, player: str, status: str | None) -> list[Any]:
+        # the player's matches that finished here lately are marked first
+        await self.finished_of(player)
         return await self.index.matches_of(player, status)

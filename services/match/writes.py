@@ -2,7 +2,9 @@
 
 The per-move loop (``submit``) is short: load the projection (in memory, else
 Redis, else fold the stream), ask the rules once, append once with the
-expected stream sequence, and write the cache after answering. A lost race
+expected stream sequence, and write the cache after answering (and, for
+the move that finishes the match, the index's mark and the ``MatchFinished``
+fact: ``_finish_soon``). A lost race
 (JetStream error 10071) reads only the commits since the decision: if one of
 them carries the same idempotency key, that is the answer; otherwise the move
 is decided again on the new state (when the client sent no
@@ -11,6 +13,7 @@ is decided again on the new state (when the client sent no
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import time
@@ -357,7 +360,7 @@ class Writes(Projections):
         self.feeds.committed(p.meta.match_id, p.seq, seq, commit)
         self.cache_writes.forward(new, {digest: seq})
         if commit.outcome is not None:
-            await self._finished(p.meta, commit)
+            self._finish_soon(p.meta, commit)
         else:
             await self._arm(new.meta.match_id, commit.version, commit.clocks)
         assert commit.seat is not None
@@ -390,6 +393,20 @@ class Writes(Projections):
             outcome=c.outcome,
             clocks=c.clocks,
         )
+
+    def _finish_soon(self, meta: MatchMeta, commit: Commit) -> None:
+        """``_finished`` after the answer: the finishing commit is durable,
+        and what follows from it (the index's mark, the fact) is derived from
+        it, as the cache is. Should this process die before it is done, the
+        relay (relay.py) does it from the stream; until it is done, this
+        process's ``ListMatches`` of the match's players waits for it
+        (``finished_of``)."""
+        match_id = meta.match_id
+        if match_id in self.finishing:
+            return  # one at a time; the first does it
+        task = asyncio.ensure_future(self._finished(meta, commit))
+        self.finishing[match_id] = (meta.players, task)
+        task.add_done_callback(lambda _: self.finishing.pop(match_id, None))
 
     async def _finished(self, meta: MatchMeta, commit: Commit) -> None:
         """Mark the match finished in the index, then publish ``MatchFinished``

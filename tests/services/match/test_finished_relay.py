@@ -27,9 +27,11 @@ PLAYERS = ["guest:a", "guest:b"]
 WIN = [("guest:a", 0), ("guest:b", 3), ("guest:a", 1), ("guest:b", 4), ("guest:a", 2)]
 
 
-def spawn_crashing(settings) -> tuple[subprocess.Popen, str]:
+def spawn_crashing(settings, at: str = "commit") -> tuple[subprocess.Popen, str]:
+    """``at``: ``TABLETOP_TEST_CRASH_AT`` (see tests/faults/crashing_match.py)."""
     env = {
         **os.environ,
+        "TABLETOP_TEST_CRASH_AT": at,
         "TABLETOP_NATS_URL": settings.nats_url,
         "TABLETOP_REDIS_URL": settings.redis_url,
         "TABLETOP_JWT_SECRET": settings.auth.secret,
@@ -68,9 +70,10 @@ async def poll(condition, timeout: float = 15.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def finish_and_die(settings, meta) -> str:
-    """A match won on a replica that is killed before the fact goes out."""
-    proc, address = spawn_crashing(settings)
+async def finish_and_die(settings, meta, at: str = "commit") -> str:
+    """A match won on a replica that is killed before the fact goes out
+    (``at="commit"``: before the last move is answered, too)."""
+    proc, address = spawn_crashing(settings, at)
     try:
         async with grpc.aio.insecure_channel(address) as channel:
             stub = match_pb2_grpc.MatchServiceStub(channel)
@@ -88,10 +91,17 @@ async def finish_and_die(settings, meta) -> str:
                 )
                 if i < len(WIN) - 1:
                     await stub.SubmitMove(request, metadata=meta[player])
-                else:
+                elif at == "commit":
                     with pytest.raises(grpc.aio.AioRpcError) as e:
                         await stub.SubmitMove(request, metadata=meta[player], timeout=10)
                     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+                else:  # the answer was on its way: it may or may not have come
+                    try:
+                        reply = await stub.SubmitMove(request, metadata=meta[player], timeout=10)
+                    except grpc.aio.AioRpcError as e:
+                        assert e.code() == grpc.StatusCode.UNAVAILABLE
+                    else:
+                        assert reply.status == match_pb2.MATCH_STATUS_FINISHED
         assert await asyncio.to_thread(proc.wait, 15) == -9
     finally:
         if proc.poll() is None:
@@ -153,6 +163,31 @@ async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
     finally:
         await nc.close()
         await client.aclose()
+
+
+async def test_a_fact_lost_after_the_last_move_was_answered_is_relayed_once(
+    start_service, settings
+) -> None:
+    """The finishing move's answer goes out before its fact: a replica that
+    dies in between leaves the fact to the next relay, which publishes it
+    once and marks the index."""
+    tokens = Tokens(settings.auth)
+    meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
+    match_id = await finish_and_die(settings, meta, at="fact")
+    assert await facts_on(settings.nats_url, match_id) == 0  # lost with the process
+    fresh = await start_service()
+
+    async def relayed() -> bool:
+        return await facts_on(settings.nats_url, match_id) == 1
+
+    await poll(relayed)
+    assert fresh.server.relay is not None and fresh.server.relay.relayed == 1
+    listed = await fresh.player("guest:b").stub.ListMatches(
+        match_pb2.ListMatchesRequest(), metadata=meta["guest:b"]
+    )
+    assert [(m.match_id, m.status) for m in listed.matches] == [
+        (match_id, match_pb2.MATCH_STATUS_FINISHED)
+    ]
 
 
 async def _seq_of_last(settings, match_id: str) -> int:

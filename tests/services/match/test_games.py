@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+from typing import Any
 
 import msgspec
 import nats
 import pytest
+from nats.js.errors import NotFoundError
 
 from engine_core.registry import default_registry
 from tabletop.match.v1 import match_pb2
@@ -18,6 +21,7 @@ from tests.services.match.helpers import (
     state_json,
     states_by_version,
 )
+from tests.waiting import until
 
 GAMES = make_registry().names()
 
@@ -71,7 +75,8 @@ async def test_the_end_publishes_a_match_finished_fact(service, settings) -> Non
         await p.submit(match_id, json.dumps({"type": "place_mark", "cell": cell}))
     nc = await nats.connect(settings.nats_url)
     try:
-        msg = await nc.jetstream().get_last_msg("RESULTS", f"results.{match_id}")
+        # published once the last move is answered: polled for
+        msg = await until(lambda: _fact(nc, match_id), what="the MatchFinished fact")
         fact = json.loads(msg.data)
         assert msg.headers["Nats-Msg-Id"] == f"finished:{match_id}"
     finally:
@@ -110,6 +115,58 @@ async def test_replay_reproduces_every_version_of_the_state(service) -> None:
 
     part = [c async for c in outsider.replay(match_id, from_version=2, to_version=4, speed=1000.0)]
     assert [c.version for c in part] == [2, 3, 4]
+
+
+async def _fact(nc: Any, match_id: str) -> Any:
+    try:
+        return await nc.jetstream().get_last_msg("RESULTS", f"results.{match_id}")
+    except NotFoundError:
+        return None
+
+
+async def test_the_last_move_is_answered_before_its_fact_and_list_matches_waits_for_it(
+    service, settings
+) -> None:
+    """The finishing commit is durable when the move is answered; the
+    index's mark and the fact follow it, and ``ListMatches`` on this replica
+    waits for them: it never shows a match its caller just finished as active."""
+    a = service.player("guest:a")
+    match_id = await a.create("tic_tac_toe", ["guest:a", "bot:greedy-1"])
+    index = service.app.index
+    gate = asyncio.Event()
+    record = index.record
+
+    async def held(meta: Any, status: str) -> None:
+        if status == "finished":
+            await gate.wait()
+        await record(meta, status)
+
+    index.record = held
+    bot = service.service("bots")
+    for cell, p in ((0, a), (3, bot), (1, a), (4, bot)):
+        await p.submit(match_id, json.dumps({"type": "place_mark", "cell": cell}))
+    last = a.submit(match_id, json.dumps({"type": "place_mark", "cell": 2}))
+    reply = await asyncio.wait_for(last, 10)  # not waiting for the held mark
+    assert reply.status == match_pb2.MATCH_STATUS_FINISHED  # answered, the mark held back
+    assert match_id in service.app.finishing
+    nc = await nats.connect(settings.nats_url)
+    try:
+        assert await _fact(nc, match_id) is None
+        listing = asyncio.ensure_future(
+            a.stub.ListMatches(match_pb2.ListMatchesRequest(), metadata=a.metadata)
+        )
+        done, _ = await asyncio.wait([listing], timeout=0.3)
+        assert not done  # waiting for the mark
+        gate.set()
+        listed = await listing
+        assert [(m.match_id, m.status) for m in listed.matches] == [
+            (match_id, match_pb2.MATCH_STATUS_FINISHED)
+        ]
+        assert await until(lambda: _fact(nc, match_id), what="the MatchFinished fact")
+        assert await until(lambda: match_id not in service.app.finishing)
+    finally:
+        index.record = record
+        await nc.close()
 
 
 async def test_replay_of_an_unfinished_match_is_redacted_for_the_caller(service) -> None:
