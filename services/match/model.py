@@ -209,7 +209,8 @@ def now_ms() -> int:
 
 
 _second: tuple[int, str] = (-1, "")
-"""The last whole second formatted, and its text (times come in order)."""
+"""The whole second formatted last, and its text (a move's times fall in
+the same second, mostly; any other instant simply replaces it)."""
 
 
 def rfc3339(ms: int) -> str:
