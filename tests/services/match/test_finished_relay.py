@@ -110,13 +110,17 @@ async def finish_and_die(settings, meta, at: str = "commit") -> str:
     return match_id
 
 
+@pytest.mark.parametrize("at", ["commit", "fact"])
 async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
-    start_service, settings, nats_server, valkey_server
+    start_service, settings, nats_server, valkey_server, at
 ) -> None:
-    """The relay that starts after the crash finds the commit from its cursor."""
+    """The relay that starts after the crash finds the commit from its
+    cursor: whether the replica died before the last move's answer
+    (``commit``) or after it, before its fact (``fact``: the answer goes out
+    first)."""
     tokens = Tokens(settings.auth)
     meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
-    match_id = await finish_and_die(settings, meta)
+    match_id = await finish_and_die(settings, meta, at)
     commits = await stream_commits(settings.nats_url, match_id)
     assert commits[-1].version == 5 and commits[-1].outcome is not None
     assert await facts_on(settings.nats_url, match_id) == 0  # lost with the process
@@ -163,31 +167,6 @@ async def test_a_fact_lost_by_a_killed_replica_is_relayed_once(
     finally:
         await nc.close()
         await client.aclose()
-
-
-async def test_a_fact_lost_after_the_last_move_was_answered_is_relayed_once(
-    start_service, settings
-) -> None:
-    """The finishing move's answer goes out before its fact: a replica that
-    dies in between leaves the fact to the next relay, which publishes it
-    once and marks the index."""
-    tokens = Tokens(settings.auth)
-    meta = {p: bearer_metadata(tokens.issue(p)) for p in PLAYERS}
-    match_id = await finish_and_die(settings, meta, at="fact")
-    assert await facts_on(settings.nats_url, match_id) == 0  # lost with the process
-    fresh = await start_service()
-
-    async def relayed() -> bool:
-        return await facts_on(settings.nats_url, match_id) == 1
-
-    await poll(relayed)
-    assert fresh.server.relay is not None and fresh.server.relay.relayed == 1
-    listed = await fresh.player("guest:b").stub.ListMatches(
-        match_pb2.ListMatchesRequest(), metadata=meta["guest:b"]
-    )
-    assert [(m.match_id, m.status) for m in listed.matches] == [
-        (match_id, match_pb2.MATCH_STATUS_FINISHED)
-    ]
 
 
 async def _seq_of_last(settings, match_id: str) -> int:
