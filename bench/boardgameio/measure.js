@@ -12,8 +12,9 @@ function pct(sorted, q) {
 
 // Runs `loops` copies of `loop(k, deadline, latencies)` (each resolving to
 // {moves, games}) for `seconds`, then prints the one JSON line the Python
-// side reads: moves, games, seconds, moves per second, latency percentiles.
-async function runLoops(loops, seconds, loop) {
+// side reads: moves, games, seconds, moves per second, latency percentiles,
+// and what `extra()` returns, if given (merged in).
+async function runLoops(loops, seconds, loop, extra) {
   const latencies = [];
   const started = performance.now();
   const deadline = started + seconds * 1000;
@@ -25,6 +26,7 @@ async function runLoops(loops, seconds, loop) {
   console.log(JSON.stringify({
     loops, moves, games, seconds: elapsed, moves_per_s: moves / elapsed,
     latency: { n: latencies.length, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99) },
+    ...(extra ? extra() : {}),
   }));
 }
 

@@ -6,9 +6,14 @@
 // all loops (as the Python driver's one channel).
 // Usage: node tabletop_driver.js <protos dir> <match address> <G> <seconds>
 // with one JSON list on stdin: per loop, the two players' [player id, token].
-// Prints one JSON line: moves, games, seconds, latency percentiles (ms).
+// Prints one JSON line: moves, games, seconds, latency percentiles (ms), and
+// `phases`: the median of each part of a game (ms): `create` (CreateMatch),
+// `open` (both streams opened until both showed version 0), `move` (each
+// move but the last, sent until the next mover saw it), `last` (the last
+// move until both streams ended), `last_frame` (the last move until the
+// other seat saw it).
 'use strict';
-const { runLoops } = require('./measure.js');
+const { pct, runLoops } = require('./measure.js');
 const fs = require('node:fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
@@ -66,21 +71,43 @@ function seatStream(matchId, metadata) {
   return seat;
 }
 
+const phases = { create: [], open: [], move: [], last: [], last_frame: [] };
+
+function medians() {
+  const out = {};
+  for (const [name, values] of Object.entries(phases)) {
+    values.sort((a, b) => a - b);
+    out[name] = pct(values, 50);
+  }
+  return { phases: out };
+}
+
 async function loop(k, deadline, latencies) {
   const [[id0, token0], [id1, token1]] = players[k];
   const meta = [bearer(token0), bearer(token1)];
   let moves = 0;
   let games = 0;
   while (performance.now() < deadline) {
+    const created = performance.now();
     const { match_id: matchId } = await createMatch([id0, id1], meta[0]);
+    const opened = performance.now();
+    phases.create.push(opened - created);
     const seats = meta.map((m) => seatStream(matchId, m));
     await Promise.all(seats.map((s) => s.until(0)));
+    phases.open.push(performance.now() - opened);
     for (let i = 0; i < MOVES.length; i++) {
       const seat = i % 2;
       const t = performance.now();
       seats[seat].call.write({ move: { ref: String(i), move_json: MOVES[i] } });
-      if (i + 1 < MOVES.length) await seats[1 - seat].until(i + 1);
-      else await Promise.all(seats.map((s) => s.ended)); // both streams end with the match
+      if (i + 1 < MOVES.length) {
+        await seats[1 - seat].until(i + 1);
+        phases.move.push(performance.now() - t);
+      } else {
+        await seats[1 - seat].until(i + 1);
+        phases.last_frame.push(performance.now() - t);
+        await Promise.all(seats.map((s) => s.ended)); // both streams end with the match
+        phases.last.push(performance.now() - t);
+      }
       latencies.push(performance.now() - t);
       moves += 1;
     }
@@ -91,7 +118,7 @@ async function loop(k, deadline, latencies) {
 }
 
 (async () => {
-  await runLoops(loops, seconds, loop);
+  await runLoops(loops, seconds, loop, medians);
   client.close();
   process.exit(0);
 })().catch((e) => {
