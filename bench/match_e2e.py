@@ -174,6 +174,18 @@ def _wait_listening(proc: subprocess.Popen[str], port: int, what: str) -> None:
     raise RuntimeError(f"the {what} did not listen on port {port} within 60 s")
 
 
+def start_module(args: list[str], port: int, what: str) -> subprocess.Popen[str]:
+    """``python -m <args> --port <port>`` (quiet) once it listens there."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", *args, "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    _wait_listening(proc, port, what)
+    return proc
+
+
 def _start_rules(workers: int, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
     """The rules service as its own process(es) on a free port (the code in
     ``cwd``, default this checkout)."""

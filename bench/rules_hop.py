@@ -39,7 +39,7 @@ import services  # noqa: F401  (first: the services' gRPC settings, before grpc 
 import grpc
 
 from bench import skeleton
-from bench.match_e2e import _cpu_s, _start_rules, _wait_listening
+from bench.match_e2e import _cpu_s, _start_rules, start_module
 from bench.stats import summary_ms
 from services.common.eventloop import run as run_loop
 from services.common.logging import configure_logging
@@ -167,17 +167,6 @@ def _served(proc: subprocess.Popen[str], address: str, drive: Drive, calls: int)
     return figures
 
 
-def _start_module(args: list[str], port: int, what: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", *args, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    _wait_listening(proc, port, what)
-    return proc
-
-
 def in_process(calls: int) -> dict[str, Any]:
     """The warm-loop cost of one stream call's handling and of its engine part
     (logging at warning, as the benchmarks run the rules service)."""
@@ -224,8 +213,8 @@ def run(calls: int = 3000) -> dict[str, Any]:
     """The figures (see the module)."""
     out: dict[str, Any] = {"game": GAME, "calls": calls}
     echo_port, cached_port = free_port(), free_port()
-    echo = _start_module(["bench.skeleton", "rules"], echo_port, "skeleton rules")
-    cached = _start_module(["bench.rules_hop", "cached"], cached_port, "cached rules")
+    echo = start_module(["bench.skeleton", "rules"], echo_port, "skeleton rules")
+    cached = start_module(["bench.rules_hop", "cached"], cached_port, "cached rules")
     rules, rules_address = _start_rules(1)
     try:
         out["echo"] = _served(echo, f"127.0.0.1:{echo_port}", _through_echo, calls)

@@ -293,16 +293,9 @@ async def serve_match(port: int, nats_url: str, rules_addr: str) -> None:
 
 # ------------------------------------------------------------- the bench
 def _start(args: list[str], port: int) -> subprocess.Popen[str]:
-    from bench.match_e2e import _wait_listening
+    from bench.match_e2e import start_module
 
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.skeleton", *args, "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    _wait_listening(proc, port, f"skeleton {args[0]}")
-    return proc
+    return start_module(["bench.skeleton", *args], port, f"skeleton {args[0]}")
 
 
 async def _make_stream(url: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from bench import rules_hop
-from bench.match_e2e import _start_rules
+from bench.match_e2e import _start_rules, start_module
 from services.common.servers import free_port
 from services.rules.client import Played, RulesClient
 
@@ -33,7 +33,7 @@ async def _answers(address: str) -> list[Played]:
 
 def test_the_cached_server_answers_as_the_rules_service_does() -> None:
     port = free_port()
-    cached = rules_hop._start_module(["bench.rules_hop", "cached"], port, "cached rules")
+    cached = start_module(["bench.rules_hop", "cached"], port, "cached rules")
     rules, address = _start_rules(1)
     try:
         from_cache = asyncio.run(_answers(f"127.0.0.1:{port}"))
