@@ -174,7 +174,12 @@ def main(argv: list[str] | None = None) -> int:
             for r in peer["runs"]
             if "play_node_over_skeleton" in r
         }
-        for path in ("_play", "_play_node", "_skeleton"):
+        ratios["session_node_over_play_node"] = {
+            str(r["loops"]): r["session_node_over_play_node"]
+            for r in peer["runs"]
+            if "session_node_over_play_node" in r
+        }
+        for path in ("_play", "_play_node", "_session_node", "_skeleton"):
             for key in (f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"):
                 ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
     out["ratios"] = ratios
@@ -207,6 +212,15 @@ def main(argv: list[str] | None = None) -> int:
             str(r["loops"]): goal(r["tabletop_play"]["cpu_ms_per_move"]["match"], 0.6)
             for r in peer["runs"]
             if "tabletop_play" in r
+        }
+        out["goals"]["throughput_ge_1x_boardgameio_session_node"] = {
+            g: goal(v, 1.0, False)
+            for g, v in ratios["throughput_over_boardgameio_session_node"].items()
+        }
+        out["goals"]["match_cpu_le_0.6ms_per_move_session_node"] = {
+            str(r["loops"]): goal(r["tabletop_session_node"]["cpu_ms_per_move"]["match"], 0.6)
+            for r in peer["runs"]
+            if "tabletop_session_node" in r
         }
     out["seconds"] = time.perf_counter() - started
 
@@ -289,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             "ours CPU ms/move (match, rules, nats, valkey)",
         ):
             table.add_column(col, justify="right")
-        paths = ("", "_play", "_play_node", "_skeleton")
+        paths = ("", "_play", "_play_node", "_session_node", "_skeleton")
         for r, path in [(r, p) for r in peer["runs"] for p in paths if f"tabletop{p}" in r]:
             b, t = r["boardgameio"], r[f"tabletop{path}"]
             c = t["cpu_ms_per_move"]

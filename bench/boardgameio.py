@@ -311,7 +311,11 @@ a ``WatchMatch`` per seat; ``play``: one ``PlayMatch`` stream per seat."""
 NODE_PLAY = "play_node"
 """The ``play`` path driven from Node (``tabletop_driver.js``, @grpc/grpc-js)
 instead of this process: the clients in the same runtime as boardgame.io's."""
-PATHS = ("unary", "play", NODE_PLAY)
+NODE_SESSION = "session_node"
+"""From Node as ``play_node``, each seat one ``PlaySession`` stream kept from
+game to game (as boardgame.io's one socket per seat): the match created on
+the first seat's session, a subscription per seat and game."""
+PATHS = ("unary", "play", NODE_PLAY, NODE_SESSION)
 SKELETON = "skeleton"
 """Not our stack: the architecture's skeleton (``bench/skeleton.py``), the
 same messages per move with no logic, driven as ``play_node`` is."""
@@ -325,15 +329,19 @@ def _children_cpu_s() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def _drive_ours_from_node(address: str, loops: int, seconds: float) -> dict[str, Any]:
-    """``tabletop_driver.js`` against the match service at ``address``."""
+def _drive_ours_from_node(
+    address: str, loops: int, seconds: float, mode: str = "play"
+) -> dict[str, Any]:
+    """``tabletop_driver.js`` against the match service at ``address``;
+    ``mode``: ``play`` (a ``PlayMatch`` per seat and game) or ``session``
+    (a ``PlaySession`` per seat)."""
     folder = ensure_node_modules()
     tokens = Tokens(AuthSettings(secret=SECRET))
     players = [
         [[p, tokens.issue(p)] for p in (f"guest:bench-{k}-x", f"guest:bench-{k}-o")]
         for k in range(loops)
     ]
-    args = [str(ROOT / "protos"), address, str(loops), str(seconds)]
+    args = [str(ROOT / "protos"), address, str(loops), str(seconds), mode]
     return _run_driver(folder, "tabletop_driver.js", args, seconds, json.dumps(players))
 
 
@@ -367,7 +375,7 @@ def run_ours(
     """Our stack on the workload; ``env``: extra settings of the services;
     ``profile``: a folder for py-spy profiles of the match and rules services;
     ``source``: run the services from that checkout (default this one);
-    ``path``: the clients' calls (``DRIVERS``, or ``NODE_PLAY``)."""
+    ``path``: the clients' calls (``DRIVERS``, ``NODE_PLAY`` or ``NODE_SESSION``)."""
     cwd = None if source is None else str(source)
     saved = dict(os.environ)
     if not services.GRPC_EXPERIMENTS_BY_OPERATOR:
@@ -386,15 +394,16 @@ def run_ours(
                 "valkey": valkey.pid,
             }
             try:
-                if path == NODE_PLAY:
-                    _drive_ours_from_node(address, 2, 0.5)  # warm up
+                node = {NODE_PLAY: "play", NODE_SESSION: "session"}.get(path)
+                if node is not None:
+                    _drive_ours_from_node(address, 2, 0.5, node)  # warm up
                 else:
                     asyncio.run(DRIVERS[path](address).run(2, 0.5))  # warm up
                 spies = _profilers(pids, profile, seconds) if profile else []
                 before = {k: _cpu_s(p) for k, p in pids.items()}
-                if path == NODE_PLAY:
+                if node is not None:
                     client0 = _children_cpu_s()
-                    figures = _drive_ours_from_node(address, loops, seconds)
+                    figures = _drive_ours_from_node(address, loops, seconds, node)
                     client = _children_cpu_s() - client0
                 else:
                     client0 = time.process_time()
@@ -471,6 +480,10 @@ def run(
             if NODE_PLAY in ours and SKELETON in ours:
                 row["play_node_over_skeleton"] = (
                     ours[NODE_PLAY]["moves_per_s"] / ours[SKELETON]["moves_per_s"]
+                )
+            if NODE_PLAY in ours and NODE_SESSION in ours:
+                row["session_node_over_play_node"] = (
+                    ours[NODE_SESSION]["moves_per_s"] / ours[NODE_PLAY]["moves_per_s"]
                 )
             rows.append(row)
     return {

@@ -4,21 +4,25 @@
 // that follows the match live and carries the seat's moves; a seat moves only
 // once its own stream has shown the previous move. One gRPC connection for
 // all loops (as the Python driver's one channel).
-// Usage: node tabletop_driver.js <protos dir> <match address> <G> <seconds>
+// With `session` as the fifth argument, each seat is instead one PlaySession
+// stream kept from game to game (as boardgame.io's socket per seat): the
+// first seat creates each match on its session, both open a subscription to
+// it, and the game ends when both have seen its last commit.
+// Usage: node tabletop_driver.js <protos dir> <match address> <G> <seconds> [play|session]
 // with one JSON list on stdin: per loop, the two players' [player id, token].
 // Prints one JSON line: moves, games, seconds, latency percentiles (ms), and
 // `phases`: the median of each part of a game (ms): `create` (CreateMatch),
 // `open` (both streams opened until both showed version 0), `move` (each
 // move but the last, sent until the next mover saw it), `last` (the last
-// move until both streams ended), `last_frame` (the last move until the
-// other seat saw it).
+// move until both streams ended; with sessions, until both seats saw it),
+// `last_frame` (the last move until the other seat saw it).
 'use strict';
 const { pct, runLoops } = require('./measure.js');
 const fs = require('node:fs');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const [protos, address, loopsText, secondsText] = process.argv.slice(2);
+const [protos, address, loopsText, secondsText, mode = 'play'] = process.argv.slice(2);
 const loops = Number(loopsText);
 const seconds = Number(secondsText);
 const players = JSON.parse(fs.readFileSync(0, 'utf8'));
@@ -82,6 +86,87 @@ function medians() {
   return { phases: out };
 }
 
+// One seat's session: the last version seen per subscription, and waiters;
+// the answer of each create by its ref.
+function seatSession(metadata) {
+  const call = client.PlaySession(metadata);
+  const seat = { call, seen: new Map(), waiters: [], creates: new Map() };
+  seat.ended = new Promise((resolve, reject) => {
+    call.on('end', resolve);
+    call.on('error', reject);
+  });
+  call.on('data', (f) => {
+    if (f.kind === 'created' || (f.kind === 'error' && !f.sub)) {
+      const answer = seat.creates.get(f.ref);
+      seat.creates.delete(f.ref);
+      if (f.kind === 'created') answer.resolve(f.created.match_id);
+      else answer.reject(new Error(`create refused: ${f.error.reason}`));
+      return;
+    }
+    if (f.kind === 'error') {
+      call.destroy(new Error(`${f.sub} ${f.ref} refused: ${f.error.reason}`));
+      return;
+    }
+    if (f.kind !== 'commit') return;
+    const version = f.commit.version;
+    seat.seen.set(f.sub, version);
+    for (let i = seat.waiters.length - 1; i >= 0; i--) {
+      const w = seat.waiters[i];
+      if (w.sub === f.sub && version >= w.version) {
+        seat.waiters.splice(i, 1);
+        w.resolve();
+      }
+    }
+  });
+  seat.until = (sub, version) =>
+    (seat.seen.get(sub) ?? -1) >= version
+      ? Promise.resolve()
+      : new Promise((resolve) => seat.waiters.push({ sub, version, resolve }));
+  seat.create = (ref, ids) =>
+    new Promise((resolve, reject) => {
+      seat.creates.set(ref, { resolve, reject });
+      call.write({ create: { ref, match: { game: 'tic_tac_toe', players: ids } } });
+    });
+  return seat;
+}
+
+async function sessionLoop(k, deadline, latencies) {
+  const [[id0, token0], [id1, token1]] = players[k];
+  const seats = [bearer(token0), bearer(token1)].map(seatSession);
+  let moves = 0;
+  let games = 0;
+  while (performance.now() < deadline) {
+    const created = performance.now();
+    const sub = String(games);
+    const matchId = await seats[0].create(sub, [id0, id1]);
+    const opened = performance.now();
+    phases.create.push(opened - created);
+    seats.forEach((s) => s.call.write({ open: { sub, open: { match_id: matchId } } }));
+    await Promise.all(seats.map((s) => s.until(sub, 0)));
+    phases.open.push(performance.now() - opened);
+    for (let i = 0; i < MOVES.length; i++) {
+      const seat = i % 2;
+      const t = performance.now();
+      seats[seat].call.write({ move: { sub, move: { ref: String(i), move_json: MOVES[i] } } });
+      await seats[1 - seat].until(sub, i + 1);
+      if (i + 1 < MOVES.length) {
+        phases.move.push(performance.now() - t);
+      } else {
+        phases.last_frame.push(performance.now() - t);
+        await seats[seat].until(sub, i + 1); // both seats saw the match end
+        phases.last.push(performance.now() - t);
+      }
+      latencies.push(performance.now() - t);
+      moves += 1;
+    }
+    seats.forEach((s) => s.seen.delete(sub));
+    games += 1;
+  }
+  seats.forEach((s) => s.call.end());
+  await Promise.all(seats.map((s) => s.ended));
+  return { moves, games };
+}
+
 async function loop(k, deadline, latencies) {
   const [[id0, token0], [id1, token1]] = players[k];
   const meta = [bearer(token0), bearer(token1)];
@@ -118,7 +203,7 @@ async function loop(k, deadline, latencies) {
 }
 
 (async () => {
-  await runLoops(loops, seconds, loop, medians);
+  await runLoops(loops, seconds, mode === 'session' ? sessionLoop : loop, medians);
   client.close();
   process.exit(0);
 })().catch((e) => {

@@ -19,13 +19,15 @@ ignored (a client cannot choose the address it is counted under).
   allows a burst of N and then one call every S/N seconds, exactly, across
   replicas (the script reads Redis's clock, not the replica's).
 * **Open streams** (``WatchMatch``, ``ReplayMatch``, ``PlayMatch``,
-  ``WatchTicket``): a sorted
+  ``PlaySession``, ``WatchTicket``): a sorted
   set per caller of the streams it holds, each with a lease renewed every few
   seconds by the replica serving it; a replica that dies leaks nothing for
   longer than the lease.
 
-The moves of a ``PlayMatch`` stream are counted by its handler
-(``submit_move_rate``), each as one ``SubmitMove`` call under the same key.
+The moves of a ``PlayMatch`` or ``PlaySession`` stream are counted by its
+handler (``submit_move_rate``), each as one ``SubmitMove`` call under the
+same key; a ``PlaySession``'s creates likewise as ``CreateMatch`` calls
+(``create_match_rate``).
 
 Over a limit: ``RESOURCE_EXHAUSTED`` with reason ``rate_limited`` (metadata
 ``rule``, ``limit``) or ``too_many_streams`` (``limit``), and a
@@ -77,6 +79,7 @@ __all__ = [
     "Rate",
     "RateLimitInterceptor",
     "RateLimiter",
+    "create_match_rate",
     "match_rules",
     "matchmaking_rules",
     "submit_move_rate",
@@ -352,6 +355,7 @@ def match_rules(s: LimitSettings) -> dict[str, _Rule]:
         "/tabletop.match.v1.MatchService/WatchMatch": _Rule("streams"),
         "/tabletop.match.v1.MatchService/ReplayMatch": _Rule("streams"),
         "/tabletop.match.v1.MatchService/PlayMatch": _Rule("streams"),
+        "/tabletop.match.v1.MatchService/PlaySession": _Rule("streams"),
     }
 
 
@@ -376,8 +380,14 @@ class MessageRate:
 
 
 def submit_move_rate(limiter: RateLimiter) -> MessageRate:
-    """The ``SubmitMove`` rule, for the moves of a ``PlayMatch`` stream."""
+    """The ``SubmitMove`` rule, for the moves of a ``PlayMatch`` or
+    ``PlaySession`` stream."""
     return MessageRate(limiter, "submit_move", limiter.settings.submit_move)
+
+
+def create_match_rate(limiter: RateLimiter) -> MessageRate:
+    """The ``CreateMatch`` rule, for the creates of a ``PlaySession`` stream."""
+    return MessageRate(limiter, "create_match", limiter.settings.create_match)
 
 
 def matchmaking_rules(s: LimitSettings) -> dict[str, _Rule]:

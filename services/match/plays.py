@@ -108,7 +108,8 @@ class _Failed:
 
 _FOLLOWED = object()
 """The watch ended: the match's last commit was sent."""
-_EXPIRED = object()
+EXPIRED = object()
+"""Put in a stream's queue when the caller's token expires."""
 
 
 class _Play:
@@ -116,20 +117,36 @@ class _Play:
     (commits in), the mover (moves in, answers out) and the writer (frames
     out, in the order of one queue)."""
 
-    def __init__(self, app: Plays, principal: Principal, match_id: str, seat: int | None) -> None:
+    def __init__(
+        self,
+        app: Plays,
+        principal: Principal,
+        match_id: str,
+        seat: int | None,
+        put: Callable[[Any], None] | None = None,
+    ) -> None:
+        """``put``: where the follower and the mover hand their items (a
+        session's queue, tagged with its subscription); by default the
+        stream's own ``queue``, read by ``frames``."""
         self.app = app
         self.principal = principal
         self.match_id = match_id
         self.seat = seat
-        self.queue: Mailbox[Any] = Mailbox()
+        if put is None:
+            self.queue: Mailbox[Any] = Mailbox()
+            put = self.queue.put_nowait
+        self.put = put
         self.pending: dict[str, list[_Move]] = {}
         self.in_flight = 0
+        """Moves taken and not answered yet."""
         self.ending = False
+        self.last = -1
+        """The version of the last commit sent."""
 
     async def follow(
         self, after_version: int | None, include_view: bool, include_turn: bool = False
     ) -> None:
-        put = self.queue.put_nowait
+        put = self.put
         try:
             async for c in self.app.watch(
                 self.principal,
@@ -145,18 +162,29 @@ class _Play:
             put(_FOLLOWED)
 
     async def moves(self, moves: AsyncIterator[PlayMove | Refused], rate: MoveRate | None) -> None:
-        put = self.queue.put_nowait
+        """Play the client's moves as they come, until the match's end."""
+        put = self.put
         try:
             async for m in moves:
                 if self.ending:
                     return
                 self.in_flight += 1
-                if isinstance(m, Refused):
-                    put(_Done(None, m.ref, error=m.error))
-                    continue
-                put(await self._play(m, rate))
+                put(await self.one(m, rate))
         except Exception as e:
             put(_Failed(e))
+
+    async def queued(self, moves: Mailbox[PlayMove | Refused], rate: MoveRate | None) -> None:
+        """Play the moves of a session's subscription, counted in
+        ``in_flight`` when they were queued (each is answered, however late)."""
+        put = self.put
+        while True:
+            m = await moves.get()
+            put(await self.one(m, rate))
+
+    async def one(self, m: PlayMove | Refused, rate: MoveRate | None) -> _Done:
+        if isinstance(m, Refused):
+            return _Done(None, m.ref, error=m.error)
+        return await self._play(m, rate)
 
     async def _play(self, m: PlayMove, rate: MoveRate | None) -> _Done:
         principal = self.principal
@@ -195,56 +223,72 @@ class _Play:
             if not waiting:
                 del self.pending[move.digest]
 
+    @property
+    def done(self) -> bool:
+        """The match's last commit is sent and every move taken is answered."""
+        return self.ending and self.in_flight == 0
+
+    def handle(self, item: Any) -> Frame | None:
+        """The frame an item of the follower or the mover makes, if any;
+        raises what ended the follow or the moves."""
+        if isinstance(item, CommitView):
+            ref = ""
+            for move in self.pending.get(item.key, ()) if item.key else ():
+                if not move.claimed and same_request(item.request, move.request):
+                    move.claimed = True
+                    ref = move.ref
+                    if move.done:  # its answer came first: nothing more
+                        self._forget(move)
+                    break
+            self.last = item.version
+            return Committed(item, ref)
+        if isinstance(item, _Done):
+            self.in_flight -= 1
+            move = item.move
+            if item.error is not None:
+                if move is not None:
+                    self._forget(move)
+                return Refused(item.ref, item.error)
+            assert move is not None and item.result is not None
+            if move.claimed:
+                self._forget(move)
+            elif item.result.version <= self.last:  # its commit went out without it
+                self._forget(move)
+                return Answered(item.ref, item.result)
+            else:  # its commit is still to come, and will claim it
+                move.done = True
+            return None
+        if item is _FOLLOWED:
+            self.ending = True
+            return None
+        if isinstance(item, _Failed):
+            raise item.error
+        raise AssertionError(f"unexpected play item {item!r}")
+
     async def frames(self, expires_at: float | None) -> AsyncIterator[Frame]:
         loop = asyncio.get_running_loop()
         expiry = None
         if expires_at is not None:
             expiry = loop.call_later(
-                max(0.0, expires_at - time.time()), self.queue.put_nowait, _EXPIRED
+                max(0.0, expires_at - time.time()), self.queue.put_nowait, EXPIRED
             )
-        last = -1  # the version of the last commit sent
         try:
             while not (self.ending and self.in_flight == 0):
                 item = await self.queue.get()
-                if isinstance(item, CommitView):
-                    ref = ""
-                    for move in self.pending.get(item.key, ()) if item.key else ():
-                        if not move.claimed and same_request(item.request, move.request):
-                            move.claimed = True
-                            ref = move.ref
-                            if move.done:  # its answer came first: nothing more
-                                self._forget(move)
-                            break
-                    last = item.version
-                    yield Committed(item, ref)
-                elif isinstance(item, _Done):
-                    self.in_flight -= 1
-                    move = item.move
-                    if item.error is not None:
-                        if move is not None:
-                            self._forget(move)
-                        yield Refused(item.ref, item.error)
-                        continue
-                    assert move is not None and item.result is not None
-                    if move.claimed:
-                        self._forget(move)
-                    elif item.result.version <= last:  # its commit went out without it
-                        self._forget(move)
-                        yield Answered(item.ref, item.result)
-                    else:  # its commit is still to come, and will claim it
-                        move.done = True
-                elif item is _FOLLOWED:
-                    self.ending = True
-                elif item is _EXPIRED:
-                    raise Unauthenticated(
-                        "token_expired",
-                        "the token has expired: open the stream again with a fresh token",
-                    )
-                elif isinstance(item, _Failed):
-                    raise item.error
+                if item is EXPIRED:
+                    raise token_expired()
+                frame = self.handle(item)
+                if frame is not None:
+                    yield frame
         finally:
             if expiry is not None:
                 expiry.cancel()
+
+
+def token_expired() -> Unauthenticated:
+    return Unauthenticated(
+        "token_expired", "the token has expired: open the stream again with a fresh token"
+    )
 
 
 class Plays(Writes, Streams):

@@ -25,6 +25,7 @@ from services.common.natsurl import nats_servers
 from services.common.ratelimit import (
     RateLimiter,
     RateLimitInterceptor,
+    create_match_rate,
     match_rules,
     submit_move_rate,
 )
@@ -175,7 +176,13 @@ class MatchServer:
         )
         server.add_service(
             match_pb2_grpc.add_MatchServiceServicer_to_server,
-            MatchServicer(self.app, self.tokens, submit_move_rate(self._limiter).check),
+            MatchServicer(
+                self.app,
+                self.tokens,
+                submit_move_rate(self._limiter).check,
+                create_rate=create_match_rate(self._limiter).check,
+                max_subscriptions=s.session_max_subscriptions,
+            ),
             SERVICE_NAMES[0],
         )
         server.add_service(

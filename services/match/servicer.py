@@ -14,7 +14,7 @@ from typing import Any
 
 from engine_core.types import Outcome
 from services.common.auth import Principal, Tokens, bearer_token, is_bot
-from services.common.bounds import check_message
+from services.common.bounds import _Undecodable, check_message
 from services.common.codecs import check_json
 from services.common.errors import InvalidArgument, error_fields
 from services.common.logging import bind
@@ -29,6 +29,18 @@ from services.match.model import (
     rfc3339,
 )
 from services.match.plays import Answered, Committed, Frame, MoveRate, PlayMove, Refused
+from services.match.sessions import (
+    Close,
+    Closed,
+    Create,
+    Created,
+    CreateRate,
+    CreateRefused,
+    Move,
+    Open,
+    SessionFrame,
+    SubFrame,
+)
 from services.match.time_control_pb import time_control_in, time_control_pb
 from tabletop.common.v1 import common_pb2
 from tabletop.match.v1 import match_pb2, match_pb2_grpc
@@ -139,19 +151,44 @@ def commit_pb(c: CommitView) -> match_pb2.MatchCommit:
     return match_pb2.MatchCommit(**_commit_fields(c))
 
 
-def play_frame_pb(frame: Frame) -> match_pb2.PlayFrame:
+def _frame_fields(frame: Frame) -> dict[str, Any]:
+    """The fields of ``frame``'s ``PlayFrame`` (also those of a
+    ``SessionFrame``, which has the same kinds under the same names)."""
     kind = type(frame)
     if kind is Committed:
-        return match_pb2.PlayFrame(commit=_commit_fields(frame.commit), ref=frame.ref)
+        return {"commit": _commit_fields(frame.commit), "ref": frame.ref}
     if kind is Answered:
         r = frame.result
         answer = match_pb2.PlayAnswer(version=r.version, seat=r.seat, status=_STATUS[r.status])
-        return match_pb2.PlayFrame(answer=answer, ref=frame.ref)
+        return {"answer": answer, "ref": frame.ref}
     assert kind is Refused
-    # exactly the status SubmitMove would have ended with
-    code, reason, message, metadata = error_fields(frame.error)
-    error = match_pb2.PlayError(code=code.name, reason=reason, message=message, metadata=metadata)
-    return match_pb2.PlayFrame(error=error, ref=frame.ref)
+    return {"error": play_error_pb(frame.error), "ref": frame.ref}
+
+
+def play_error_pb(error: BaseException) -> match_pb2.PlayError:
+    """Exactly the status the unary call would have ended with."""
+    code, reason, message, metadata = error_fields(error)
+    return match_pb2.PlayError(code=code.name, reason=reason, message=message, metadata=metadata)
+
+
+def play_frame_pb(frame: Frame) -> match_pb2.PlayFrame:
+    return match_pb2.PlayFrame(**_frame_fields(frame))
+
+
+def session_frame_pb(out: SessionFrame) -> match_pb2.SessionFrame:
+    kind = type(out)
+    if kind is SubFrame:
+        return match_pb2.SessionFrame(sub=out.sub, **_frame_fields(out.frame))
+    if kind is Created:
+        created = match_pb2.CreateMatchResponse(match_id=out.match_id, version=out.version)
+        return match_pb2.SessionFrame(created=created, ref=out.ref)
+    if kind is CreateRefused:
+        return match_pb2.SessionFrame(error=play_error_pb(out.error), ref=out.ref)
+    assert kind is Closed
+    return match_pb2.SessionFrame(sub=out.sub, closed=_CLOSED)
+
+
+_CLOSED = match_pb2.SessionClosed()
 
 
 async def play_moves(requests: Any) -> Any:
@@ -171,28 +208,114 @@ async def play_moves(requests: Any) -> Any:
             raise
         if request.WhichOneof("kind") != "move":
             raise BadRequest("every request after the first is a move", "move_expected")
-        m = request.move
+        yield _play_move(request.move)
+
+
+def _play_move(m: Any) -> PlayMove | Refused:
+    """A ``PlayMove`` message's move, or its refusal (bad JSON)."""
+    try:
+        move = check_json("move", m.move_json, MAX_JSON_BYTES)
+    except InvalidArgument as e:
+        return Refused(m.ref, e)
+    return PlayMove(
+        ref=m.ref,
+        move=move,  # type: ignore[arg-type]
+        expected_version=m.expected_version if m.HasField("expected_version") else None,
+        idempotency_key=m.idempotency_key,
+        seat=m.seat if m.HasField("seat") else None,
+    )
+
+
+def _match_options(request: Any) -> MatchOptions:
+    """A ``CreateMatchRequest``'s match options."""
+    return MatchOptions(
+        public_replay=request.match_options.public_replay,
+        time_control=time_control_in(request.match_options.time_control)
+        if request.match_options.HasField("time_control")
+        else None,
+    )
+
+
+_ECHOED = frozenset(("open.sub", "move.sub", "move.move.ref", "close.sub", "create.ref"))
+"""The fields of a session request that its answer echoes: out of bounds,
+nothing can be answered, and the session ends."""
+
+
+async def session_requests(requests: Any) -> Any:
+    """The requests of a ``PlaySession`` stream: one out of bounds, or with
+    bad JSON, is refused under its sub and ref (the session goes on); one
+    that is none of the kinds, or whose sub or ref cannot be echoed, ends
+    the session."""
+    async for request in requests:
+        kind = request.WhichOneof("kind") if not isinstance(request, _Undecodable) else None
         try:
-            move = check_json("move", m.move_json, MAX_JSON_BYTES)
+            check_message(request)
         except InvalidArgument as e:
-            yield Refused(m.ref, e)
+            field = e.metadata.get("field", "")
+            if kind is None or not field or field in _ECHOED:
+                raise
+            if kind == "move":
+                yield Move(request.move.sub, Refused(request.move.move.ref, e))
+            elif kind == "create":
+                yield Create(request.create.ref, "", [], error=e)
+            else:  # open: refused under its sub, as a bad match id is
+                yield Open(request.open.sub, "", error=e)
             continue
-        yield PlayMove(
-            ref=m.ref,
-            move=move,  # type: ignore[arg-type]
-            expected_version=m.expected_version if m.HasField("expected_version") else None,
-            idempotency_key=m.idempotency_key,
-            seat=m.seat if m.HasField("seat") else None,
-        )
+        if kind == "move":
+            m = request.move
+            yield Move(m.sub, _play_move(m.move))
+        elif kind == "open":
+            o = request.open.open
+            yield Open(
+                request.open.sub,
+                o.match_id,
+                after_version=o.after_version if o.HasField("after_version") else None,
+                include_view=o.include_view,
+                include_turn=o.include_turn,
+                seat=o.seat if o.HasField("seat") else None,
+            )
+        elif kind == "close":
+            yield Close(request.close.sub)
+        elif kind == "create":
+            c = request.create
+            r = c.match
+            try:
+                options = check_json("options", r.options_json, MAX_JSON_BYTES)
+                yield Create(
+                    c.ref,
+                    r.game,
+                    list(r.players),
+                    options=options,  # type: ignore[arg-type]
+                    match_options=_match_options(r),
+                    idempotency_key=r.idempotency_key,
+                )
+            except InvalidArgument as e:
+                yield Create(c.ref, "", [], error=e)
+        else:
+            raise BadRequest(
+                "a session request is one of open, move, close or create", "request_expected"
+            )
 
 
 class MatchServicer(match_pb2_grpc.MatchServiceServicer):
-    def __init__(self, app: MatchApp, tokens: Tokens, move_rate: MoveRate | None = None) -> None:
-        """``move_rate``: counts each move of a ``PlayMatch`` stream (the
-        interceptor counts ``SubmitMove`` calls)."""
+    def __init__(
+        self,
+        app: MatchApp,
+        tokens: Tokens,
+        move_rate: MoveRate | None = None,
+        *,
+        create_rate: CreateRate | None = None,
+        max_subscriptions: int = 64,
+    ) -> None:
+        """``move_rate``: counts each move of a ``PlayMatch`` or
+        ``PlaySession`` stream (the interceptor counts ``SubmitMove``
+        calls); ``create_rate``: each create of a ``PlaySession``;
+        ``max_subscriptions``: per ``PlaySession``."""
         self.app = app
         self.tokens = tokens
         self.move_rate = move_rate
+        self.create_rate = create_rate
+        self.max_subscriptions = max_subscriptions
 
     def _principal(self, context: Any) -> Principal:
         principal = self.tokens.from_metadata(context.invocation_metadata())
@@ -207,12 +330,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             game=request.game,
             players=list(request.players),
             options=check_json("options", request.options_json, MAX_JSON_BYTES),
-            match_options=MatchOptions(
-                public_replay=request.match_options.public_replay,
-                time_control=time_control_in(request.match_options.time_control)
-                if request.match_options.HasField("time_control")
-                else None,
-            ),
+            match_options=_match_options(request),
             idempotency_key=request.idempotency_key,
         )
         bind(match=match_id)
@@ -294,10 +412,7 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             raise BadRequest("the first request opens the match", "open_expected")
         o = first.open
         bind(match=o.match_id)
-        exp = principal.claims.get("exp")  # the stream ends when a call would be refused
-        expires_at = (
-            float(exp) + self.tokens.settings.leeway_s if isinstance(exp, int | float) else None
-        )
+        expires_at = self._expires_at(principal)  # the stream ends when a call would be refused
         async for frame in self.app.play(
             principal,
             o.match_id,
@@ -310,6 +425,23 @@ class MatchServicer(match_pb2_grpc.MatchServiceServicer):
             move_rate=self.move_rate,
         ):
             yield play_frame_pb(frame)
+
+    async def PlaySession(self, requests: Any, context: Any) -> Any:
+        principal = self._principal(context)  # once, for the whole stream
+        async for out in self.app.session(
+            principal,
+            session_requests(requests),
+            expires_at=self._expires_at(principal),
+            move_rate=self.move_rate,
+            create_rate=self.create_rate,
+            max_subscriptions=self.max_subscriptions,
+        ):
+            yield session_frame_pb(out)
+
+    def _expires_at(self, principal: Principal) -> float | None:
+        """When a call would be refused for the token's age (Unix seconds)."""
+        exp = principal.claims.get("exp")
+        return float(exp) + self.tokens.settings.leeway_s if isinstance(exp, int | float) else None
 
     async def ReplayMatch(self, request: Any, context: Any) -> Any:
         principal = self._principal(context)

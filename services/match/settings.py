@@ -21,6 +21,7 @@
 | TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S | 0.1 (Redis written behind, coalesced) |
 | TABLETOP_MATCH_PLAYERS_MAY_CREATE     | 1 (local development)    |
 | TABLETOP_MATCH_GRACE_S                | 5                        |
+| TABLETOP_MATCH_SESSION_MAX_SUBSCRIPTIONS | 64 (per PlaySession stream) |
 | TABLETOP_MATCH_MAX_CONNECTION_AGE_S   | 0 (never)                |
 | TABLETOP_MATCH_SCAN_S                 | 30 (active/stalled scan; 0 = off) |
 | TABLETOP_MATCH_STALL_AFTER_S          | 600 (no commit for this long: stalled) |
@@ -72,6 +73,7 @@ class MatchSettings:
     cache_write_interval_s: float = 0.1
     players_may_create: bool = True
     grace_s: float = 5.0
+    session_max_subscriptions: int = 64  # open subscriptions and creates per PlaySession
     max_connection_age_s: float = 0.0  # GOAWAY after this: clients re-resolve (0 = never)
     scan_s: float = 30.0
     stall_after_s: float = 600.0
@@ -119,6 +121,9 @@ class MatchSettings:
                 "TABLETOP_MATCH_PLAYERS_MAY_CREATE", d.players_may_create, _flag
             ),
             grace_s=get("TABLETOP_MATCH_GRACE_S", d.grace_s, float),
+            session_max_subscriptions=get(
+                "TABLETOP_MATCH_SESSION_MAX_SUBSCRIPTIONS", d.session_max_subscriptions, int
+            ),
             max_connection_age_s=get(
                 "TABLETOP_MATCH_MAX_CONNECTION_AGE_S", d.max_connection_age_s, float
             ),
