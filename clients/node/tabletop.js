@@ -90,6 +90,17 @@ class MatchClient {
     return this.match.PlayMatch(metadata);
   }
 
+  /**
+   * A PlaySession stream (a grpc-js ClientDuplexStream) for the whole session:
+   * write `{create: {ref, match}}`, `{open: {sub, open: {match_id, ...}}}`,
+   * `{move: {sub, move: {ref, move_json, ...}}}` or `{close: {sub}}` in any
+   * order; read SessionFrames (`sub`, `ref`, `kind`: "commit", "answer",
+   * "error", "closed" or "created").
+   */
+  playSession(metadata) {
+    return this.match.PlaySession(metadata);
+  }
+
   close() {
     this.auth.close();
     this.match.close();

@@ -189,3 +189,50 @@ def test_the_node_client_plays_a_match_over_play_match_streams(tmp_path: Path) -
         assert count("SubmitMove") == 0
     finally:
         stack.stop()
+
+
+def test_the_node_client_plays_two_matches_at_once_on_one_session_per_player(
+    tmp_path: Path,
+) -> None:
+    """``play_session.js``: one PlaySession per player creates two matches,
+    follows and plays both at once (seat and legal moves from the commits'
+    turns), never sees the other's hand, and ends when both matches have."""
+    node, npm = _tools()
+    modules = node_modules(npm)
+    settings = StackSettings.ephemeral(tmp_path / "data")
+    stack = Stack(settings, echo=lambda _line: None)
+    stack.start()
+    try:
+        run = subprocess.run(
+            [node, str(CLIENT / "play_session.js"), stack.endpoints()["match"], "dwarves_duel"],
+            env={**os.environ, "NODE_PATH": str(modules)},
+            capture_output=True,
+            text=True,
+            timeout=400,
+            check=False,
+        )
+        assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+        result = json.loads(run.stdout.strip().splitlines()[-1])
+        assert len(set(result["match_ids"])) == 2
+        assert all(m > 10 for m in result["moves"]) and result["versions"] == result["moves"]
+        assert all(o["ranks"] for o in result["outcomes"]), result
+        assert result["refusals"] == {
+            "off_turn": "not_your_turn",
+            "not_subscribed": "not_subscribed",
+        }
+        checks = result["checks"]
+        assert checks["watched"] == 2 * sum(v + 1 for v in result["versions"])
+        assert checks["hidden"] > 0, "there were hidden cards to keep hidden"
+        assert checks["answered_by_commit"] == sum(result["moves"])
+
+        # Everything went over the two sessions: no other call of the match service.
+        match_port = settings.metrics_ports[1]
+
+        def count(method: str, code: str = "OK") -> float:
+            return rpc_count(match_port, method, code)
+
+        wait_until(lambda: count("PlaySession") == 2, what="PlaySession count")
+        for method in ("CreateMatch", "PlayMatch", "SubmitMove", "GetMatch"):
+            assert count(method) == 0, method
+    finally:
+        stack.stop()
