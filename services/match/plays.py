@@ -177,9 +177,12 @@ class _Play:
         """Play the moves of a session's subscription, counted in
         ``in_flight`` when they were queued (each is answered, however late)."""
         put = self.put
-        while True:
-            m = await moves.get()
-            put(await self.one(m, rate))
+        try:
+            while True:
+                m = await moves.get()
+                put(await self.one(m, rate))
+        except Exception as e:
+            put(_Failed(e))
 
     async def one(self, m: PlayMove | Refused, rate: MoveRate | None) -> _Done:
         if isinstance(m, Refused):

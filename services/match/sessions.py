@@ -39,6 +39,7 @@ from typing import Any
 from services.common.auth import Principal
 from services.common.errors import FailedPrecondition, InvalidArgument, ResourceExhausted
 from services.common.mailbox import Mailbox
+from services.common.tasks import cancel_and_wait
 from services.match.model import MatchOptions
 from services.match.plays import (
     EXPIRED,
@@ -337,13 +338,16 @@ class _Session:
             if expiry is not None:
                 expiry.cancel()
 
-    def stop(self) -> None:
+    def stop(self) -> list[asyncio.Task[None]]:
+        """Cancel everything the session runs; the tasks, to wait for."""
+        tasks = [t for sub in self.subs.values() for t in sub.tasks] + list(self.creates)
         for sub in self.subs.values():
             sub.stop()
         self.subs.clear()
         for task in self.creates:
             task.cancel()
         self.creates.clear()
+        return tasks
 
 
 class Sessions(Plays):
@@ -367,5 +371,9 @@ class Sessions(Plays):
             async for frame in session.frames(expires_at):
                 yield frame
         finally:
+            # as PlayMatch's end: the moves and creates in flight stopped
+            # before the call ends (subscriptions that ended before were
+            # stopped then, between two awaits of theirs)
             reader.cancel()
-            session.stop()
+            for task in session.stop():
+                await cancel_and_wait(task)

@@ -227,6 +227,8 @@ def _resumes(method: str, request: Any) -> bool:
         return request.HasField("after_version")
     if method.endswith("/PlayMatch"):
         return request.HasField("open") and request.open.HasField("after_version")
+    if method.endswith("/PlaySession"):
+        return request.HasField("open") and request.open.open.HasField("after_version")
     return False
 
 
@@ -343,9 +345,10 @@ class Fuzzer:
 
     async def _read_stream(self, call: Any, method: str, request: Any) -> grpc.StatusCode:
         """Read up to 3 messages. A stream due to answer at once (all but a
-        WatchMatch or PlayMatch resuming after a version: the match may be
-        there already) must send one, or its status, within 5 s; after that,
-        waiting for the next commit is normal."""
+        WatchMatch, PlayMatch or a PlaySession's open resuming after a
+        version: the match may be there already) must send one, or its
+        status, within 5 s; after that, waiting for the next commit is
+        normal."""
         due = not _resumes(method, request)
         got = 0
         try:
