@@ -174,12 +174,17 @@ def main(argv: list[str] | None = None) -> int:
             for r in peer["runs"]
             if "play_node_over_skeleton" in r
         }
+        ratios["session_node_over_skeleton_session"] = {
+            str(r["loops"]): r["session_node_over_skeleton_session"]
+            for r in peer["runs"]
+            if "session_node_over_skeleton_session" in r
+        }
         ratios["session_node_over_play_node"] = {
             str(r["loops"]): r["session_node_over_play_node"]
             for r in peer["runs"]
             if "session_node_over_play_node" in r
         }
-        for path in ("_play", "_play_node", "_session_node", "_skeleton"):
+        for path in ("_play", "_play_node", "_session_node", "_skeleton", "_skeleton_session"):
             for key in (f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"):
                 ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
     out["ratios"] = ratios
@@ -303,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
             "ours CPU ms/move (match, rules, nats, valkey)",
         ):
             table.add_column(col, justify="right")
-        paths = ("", "_play", "_play_node", "_session_node", "_skeleton")
+        paths = ("", "_play", "_play_node", "_session_node", "_skeleton", "_skeleton_session")
         for r, path in [(r, p) for r in peer["runs"] for p in paths if f"tabletop{p}" in r]:
             b, t = r["boardgameio"], r[f"tabletop{path}"]
             c = t["cpu_ms_per_move"]

@@ -319,7 +319,9 @@ PATHS = ("unary", "play", NODE_PLAY, NODE_SESSION)
 SKELETON = "skeleton"
 """Not our stack: the architecture's skeleton (``bench/skeleton.py``), the
 same messages per move with no logic, driven as ``play_node`` is."""
-SWEEP_PATHS = (*PATHS, SKELETON)
+SKELETON_SESSION = "skeleton_session"
+"""The skeleton driven as ``session_node`` is: a ``PlaySession`` per seat."""
+SWEEP_PATHS = (*PATHS, SKELETON, SKELETON_SESSION)
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -431,10 +433,10 @@ def run_ours(
 
 # ---------------------------------------------------------------- sweep
 def _run_path(loops: int, seconds: float, path: str) -> dict[str, Any]:
-    if path == SKELETON:
+    if path in (SKELETON, SKELETON_SESSION):
         from bench.skeleton import run_skeleton
 
-        return run_skeleton(loops, seconds)
+        return run_skeleton(loops, seconds, "play" if path == SKELETON else "session")
     return run_ours(loops, seconds, path=path)
 
 
@@ -481,6 +483,10 @@ def run(
                 row["play_node_over_skeleton"] = (
                     ours[NODE_PLAY]["moves_per_s"] / ours[SKELETON]["moves_per_s"]
                 )
+            if NODE_SESSION in ours and SKELETON_SESSION in ours:
+                row["session_node_over_skeleton_session"] = (
+                    ours[NODE_SESSION]["moves_per_s"] / ours[SKELETON_SESSION]["moves_per_s"]
+                )
             if NODE_PLAY in ours and NODE_SESSION in ours:
                 row["session_node_over_play_node"] = (
                     ours[NODE_SESSION]["moves_per_s"] / ours[NODE_PLAY]["moves_per_s"]
@@ -518,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only == "ours":
         out: Any = [
             _run_path(g, args.seconds, path)
-            if path == SKELETON
+            if path in (SKELETON, SKELETON_SESSION)
             else run_ours(
                 g,
                 args.seconds,

@@ -8,14 +8,17 @@ message a move makes in our stack and nothing else:
   message (a batch of requests, each a request id and ~200 bytes, as the
   rules stream's ``ApplyMoves`` batches are): no protobuf, no engine;
 * ``match``: a grpc.aio server of ``tabletop.match.v1.MatchService`` answering
-  only ``CreateMatch``, ``PlayMatch`` and ``SubmitMove``. ``CreateMatch``
+  only ``CreateMatch``, ``PlayMatch``, ``PlaySession`` and ``SubmitMove``. ``CreateMatch``
   appends the creation commit to JetStream (file storage,
   ``Nats-Expected-Last-Subject-Sequence``) and answers once it is
   acknowledged; each move read on a ``PlayMatch`` stream, or sent with
   ``SubmitMove``, goes to the rules stream (batched with the others
   waiting), then is appended with the match's expected sequence, and once
   acknowledged a commit frame goes to both seats' streams (and
-  ``SubmitMove`` answers); the match ends after 9 moves.
+  ``SubmitMove`` answers); the match ends after 9 moves. ``PlaySession``
+  does the same on one stream per client: creates (answered ``created``),
+  opens (version 0 under the subscription's name) and moves (each commit
+  frame to every seat's subscription).
   One push consumer (``AckNone``) delivers every commit back to the process,
   as the match service's watch tap does (the deliveries are only counted).
 
@@ -29,8 +32,9 @@ benchmarks start it. So the skeleton's throughput is a ceiling for any
 Python code on this architecture and machine, and our stack's ratio to it
 is what the logic costs.
 
-``run_skeleton(G, seconds)`` drives it with the Node driver of the play path
-(``bench/boardgameio/tabletop_driver.js``), unchanged, and reports what
+``run_skeleton(G, seconds, mode)`` drives it with the Node driver of the
+play path or of the session path (``bench/boardgameio/tabletop_driver.js``,
+unchanged), and reports what
 ``bench.boardgameio.run_ours`` reports. ``run_latency(moves)`` measures one
 move at a time with the clients of ``bench.match_e2e`` (its ``sequential``
 and ``sequential_play``, on 9-move games): the least a move's round trip
@@ -184,7 +188,9 @@ class _Match:
     def __init__(self, seq: int) -> None:
         self.seq = seq
         self.version = 0
-        self.seats: list[asyncio.Queue[Any]] = []
+        self.seats: list[tuple[asyncio.Queue[Any], str | None]] = []
+        """Each seat's queue of frames, and its subscription's name on a
+        session (None: a ``PlayMatch`` stream, which ends with the match)."""
 
 
 class Skeleton(match_pb2_grpc.MatchServiceServicer):
@@ -204,7 +210,7 @@ class Skeleton(match_pb2_grpc.MatchServiceServicer):
         match = self.matches[opening.open.match_id]
         seat = len(match.seats)
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        match.seats.append(queue)
+        match.seats.append((queue, None))
         mover = asyncio.ensure_future(self._moves(match, opening.open.match_id, seat, requests))
         try:
             yield match_pb2.PlayFrame(
@@ -214,6 +220,46 @@ class Skeleton(match_pb2_grpc.MatchServiceServicer):
                 yield frame
         finally:
             mover.cancel()
+
+    async def PlaySession(self, requests: Any, context: Any) -> Any:
+        """Creates, opens and moves on one stream: a create appends the
+        creation commit and answers ``created``; an open answers version 0
+        under its subscription; a move goes as a ``PlayMatch`` move does,
+        its commit frame to each seat's subscription."""
+        out: asyncio.Queue[Any] = asyncio.Queue()
+        reader = asyncio.ensure_future(self._session_requests(requests, out))
+        try:
+            while (frame := await out.get()) is not _END:
+                yield frame
+        finally:
+            reader.cancel()
+
+    async def _session_requests(self, requests: Any, out: asyncio.Queue[Any]) -> None:
+        subs: dict[str, tuple[_Match, str, int]] = {}
+        tasks: set[asyncio.Task[Any]] = set()  # (held: a task is only weakly referenced)
+        async for request in requests:
+            kind = request.WhichOneof("kind")
+            if kind == "move":
+                match, match_id, seat = subs[request.move.sub]
+                m = request.move.move
+                task = asyncio.ensure_future(self._move(match, match_id, seat, m.move_json, m.ref))
+            elif kind == "open":
+                name, match_id = request.open.sub, request.open.open.match_id
+                match = self.matches[match_id]
+                subs[name] = (match, match_id, len(match.seats))
+                match.seats.append((out, name))
+                commit = match_pb2.MatchCommit(version=0, status=match_pb2.MATCH_STATUS_ACTIVE)
+                out.put_nowait(match_pb2.SessionFrame(sub=name, commit=commit))
+                continue
+            else:  # create
+                task = asyncio.ensure_future(self._session_create(request.create.ref, out))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+        out.put_nowait(_END)
+
+    async def _session_create(self, ref: str, out: asyncio.Queue[Any]) -> None:
+        created = await self.CreateMatch(None, None)
+        out.put_nowait(match_pb2.SessionFrame(ref=ref, created=created))
 
     async def SubmitMove(self, request: Any, context: Any) -> Any:
         """The unary path's move: the same messages as a move on a
@@ -254,10 +300,13 @@ class Skeleton(match_pb2_grpc.MatchServiceServicer):
             committed_at="2026-01-01T00:00:00.000Z",
         )
         frame = match_pb2.PlayFrame(ref=ref, commit=commit)
-        for queue in match.seats:
-            queue.put_nowait(frame)
-            if done:
-                queue.put_nowait(_END)
+        for queue, sub in match.seats:
+            if sub is None:
+                queue.put_nowait(frame)
+                if done:
+                    queue.put_nowait(_END)
+            else:
+                queue.put_nowait(match_pb2.SessionFrame(sub=sub, ref=ref, commit=commit))
         if done:
             del self.matches[match_id]
         return commit
@@ -330,17 +379,18 @@ def running(server: NatsServer) -> Iterator[tuple[str, dict[str, int]]]:
         rules.wait(15)
 
 
-def run_skeleton(loops: int, seconds: float) -> dict[str, Any]:
-    """The skeleton on the play path's workload from Node: the figures of
+def run_skeleton(loops: int, seconds: float, mode: str = "play") -> dict[str, Any]:
+    """The skeleton on the play path's workload from Node (``mode``
+    ``session``: the session path's): the figures of
     ``bench.boardgameio.run_ours`` (moves/s, latency, CPU per move)."""
     from bench.boardgameio import _children_cpu_s, _drive_ours_from_node
     from bench.match_e2e import _cpu_s
 
     with NatsServer() as server, running(server) as (address, pids):
-        _drive_ours_from_node(address, 2, 0.5)  # warm up
+        _drive_ours_from_node(address, 2, 0.5, mode)  # warm up
         before = {k: _cpu_s(p) for k, p in pids.items()}
         client0 = _children_cpu_s()
-        figures = _drive_ours_from_node(address, loops, seconds)
+        figures = _drive_ours_from_node(address, loops, seconds, mode)
         client = _children_cpu_s() - client0
         after = {k: _cpu_s(p) for k, p in pids.items()}
     moves = max(1, figures["moves"])
@@ -348,7 +398,7 @@ def run_skeleton(loops: int, seconds: float) -> dict[str, Any]:
     cpu["total_servers"] = sum(cpu.values())
     figures["cpu_ms_per_move"] = cpu
     figures["client_cpu_ms_per_move"] = client * 1000 / moves
-    figures["path"] = "skeleton"
+    figures["path"] = "skeleton" if mode == "play" else f"skeleton_{mode}"
     return figures
 
 

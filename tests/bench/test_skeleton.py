@@ -94,3 +94,50 @@ def test_the_skeleton_answers_submit_move_after_each_commit_is_stored() -> None:
         (i + 1, seat, finished if i == 8 else active) for i, (seat, _) in enumerate(skeleton.DRAW)
     ]
     assert stored[1:] == [move.encode() for _, move in skeleton.DRAW]
+
+
+async def _session(address: str) -> tuple[str, list[list[tuple[str, int]]]]:
+    """One game on two PlaySession streams, as the session path's driver
+    plays it: created on the first, a subscription on each."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = match_pb2_grpc.MatchServiceStub(channel)
+        calls = [stub.PlaySession() for _ in range(2)]
+        await calls[0].write(
+            match_pb2.SessionRequest(
+                create=match_pb2.SessionCreate(
+                    ref="c", match=match_pb2.CreateMatchRequest(game="tic_tac_toe")
+                )
+            )
+        )
+        created = await calls[0].read()
+        assert (created.WhichOneof("kind"), created.ref) == ("created", "c")
+        match_id = created.created.match_id
+        opening = match_pb2.SessionRequest(
+            open=match_pb2.SessionOpen(sub="g", open=match_pb2.PlayOpen(match_id=match_id))
+        )
+        seen: list[list[tuple[str, int]]] = [[], []]
+        for call in calls:
+            await call.write(opening)
+        for seat, call in enumerate(calls):
+            frame = await call.read()
+            seen[seat].append((frame.sub, frame.commit.version))
+        for i, move in enumerate(MOVES):
+            m = match_pb2.SessionMove(sub="g", move=match_pb2.PlayMove(ref=str(i), move_json=move))
+            await calls[i % 2].write(match_pb2.SessionRequest(move=m))
+            for seat, call in enumerate(calls):
+                frame = await call.read()
+                seen[seat].append((frame.sub, frame.commit.version))
+        for call in calls:  # the session goes on after the match, until the client ends it
+            await call.done_writing()
+            assert await call.read() is grpc.aio.EOF
+        return match_id, seen
+
+
+def test_the_skeleton_plays_a_game_on_sessions_and_stores_every_commit() -> None:
+    with NatsServer() as server:
+        with skeleton.running(server) as (address, _pids):
+            match_id, seen = asyncio.run(_session(address))
+        stored = asyncio.run(_stored(server.url, match_id))
+    assert seen == [[("g", v) for v in range(10)]] * 2
+    assert stored[0].startswith(b"created ")
+    assert stored[1:] == [m.encode() for m in MOVES]
