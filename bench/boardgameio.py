@@ -20,8 +20,11 @@ moving only once its own live feed has shown the previous move.
   boardgame.io client's one socket does). ``play_node`` is the play path
   driven from one Node process (``tabletop_driver.js``, @grpc/grpc-js), as
   boardgame.io's clients are: the same calls, with the clients' own CPU cost
-  that of the peer's runtime. Every way, every move is applied only once
-  JetStream has it.
+  that of the peer's runtime. ``session_node``: from Node too, each seat one
+  ``PlaySession`` stream kept from game to game, as boardgame.io's driver
+  keeps one socket per seat (the match created on the first seat's session,
+  a subscription per seat and game). Every way, every move is applied only
+  once JetStream has it.
 
 The npm packages are installed the first time into a cache folder
 (``$XDG_CACHE_HOME/tabletop/bench-boardgameio``, else ``~/.cache/...``), never
@@ -37,12 +40,15 @@ driver process), for both stacks: on one machine the clients' CPU is CPU the
 servers do not get.
 
 ``python -m bench.boardgameio [--loops 1,10,50,200] [--seconds 5] [--repeat 1]
-[--path unary|play|play_node|skeleton|all] [--only ours|peer]`` prints the figures as
+[--path unary|play|play_node|session_node|skeleton|skeleton_session|all]
+[--only ours|peer]`` prints the figures as
 JSON; in ``run()``'s rows ``tabletop`` and ``throughput_over_boardgameio`` are
 the unary path, ``tabletop_play`` and ``throughput_over_boardgameio_play`` the
 play path, ``tabletop_play_node`` and ``..._play_node`` the play path from Node,
 ``tabletop_skeleton`` and ``..._skeleton`` the architecture's skeleton
-(``bench/skeleton.py``), and ``play_node_over_skeleton`` our play path from Node
+(``bench/skeleton.py``; ``..._skeleton_session`` driven as the session path
+is), ``session_node_over_play_node`` what a session saves, and
+``play_node_over_skeleton`` our play path from Node
 against it.
 """
 
@@ -516,7 +522,9 @@ def main(argv: list[str] | None = None) -> int:
         default="all",
         help="our clients' calls: unary (SubmitMove + WatchMatch per seat), "
         "play (one PlayMatch stream per seat), play_node (the same from Node), "
-        "skeleton (the architecture's messages alone, bench/skeleton.py), or all",
+        "session_node (one PlaySession per seat, from Node), skeleton (the "
+        "architecture's messages alone, bench/skeleton.py), skeleton_session (it on "
+        "sessions), or all",
     )
     args = parser.parse_args(argv)
     loops = tuple(int(x) for x in args.loops.split(","))

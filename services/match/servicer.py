@@ -14,7 +14,7 @@ from typing import Any
 
 from engine_core.types import Outcome
 from services.common.auth import Principal, Tokens, bearer_token, is_bot
-from services.common.bounds import _Undecodable, check_message
+from services.common.bounds import check_message
 from services.common.codecs import check_json
 from services.common.errors import InvalidArgument, error_fields
 from services.common.logging import bind
@@ -247,13 +247,13 @@ async def session_requests(requests: Any) -> Any:
     that is none of the kinds, or whose sub or ref cannot be echoed, ends
     the session."""
     async for request in requests:
-        kind = request.WhichOneof("kind") if not isinstance(request, _Undecodable) else None
         try:
             check_message(request)
         except InvalidArgument as e:
             field = e.metadata.get("field", "")
-            if kind is None or not field or field in _ECHOED:
+            if not field or field in _ECHOED:  # not a message, or nothing to echo
                 raise
+            kind = request.WhichOneof("kind")
             if kind == "move":
                 yield Move(request.move.sub, Refused(request.move.move.ref, e))
             elif kind == "create":
@@ -261,6 +261,7 @@ async def session_requests(requests: Any) -> Any:
             else:  # open: refused under its sub, as a bad match id is
                 yield Open(request.open.sub, "", error=e)
             continue
+        kind = request.WhichOneof("kind")
         if kind == "move":
             m = request.move
             yield Move(m.sub, _play_move(m.move))
