@@ -1,11 +1,13 @@
 """One bot seat of one match, played through the match service like any client.
 
-The bot follows the match with ``WatchMatch`` (its own view after each commit),
-and when its seat is awaited it picks a move with the game's bot
-(``engine_core.bots``) and sends it with ``SubmitMove``: expected version = the
-commit it decided on, idempotency key = bot and version, so a retried submit
-never plays twice and a stale one is simply refused (the next commit brings a
-fresh view).
+The bot plays on one ``PlayMatch`` stream per seat: it follows the match
+there (its own view after each commit), and when its seat is awaited it picks
+a move with the game's bot (``engine_core.bots``) and sends it on the same
+stream (a message, where ``SubmitMove`` was a call of its own each move):
+expected version = the commit it decided on, idempotency key = bot and
+version, so a move sent again never plays twice and a stale one is simply
+refused (the next commit brings a fresh view). Its moves are counted from
+its seat's commits, whichever attempt or stream carried them.
 
 The bot decides on its seat's view alone, like any client: the view in the
 commit is decoded and handed to ``engine_core.bots.choose_from_view`` (the
@@ -24,6 +26,7 @@ import contextlib
 import os
 import time
 from concurrent.futures import Executor
+from typing import Any
 
 import grpc
 import msgspec
@@ -41,7 +44,9 @@ log = get_logger("bots")
 
 FINISHED = match_pb2.MATCH_STATUS_FINISHED
 _TRANSIENT = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-_STALE = (grpc.StatusCode.ABORTED, grpc.StatusCode.FAILED_PRECONDITION)
+_TRANSIENT_NAMES = frozenset(code.name for code in _TRANSIENT)
+_STALE_NAMES = frozenset(("ABORTED", "FAILED_PRECONDITION"))
+"""A move refused for these: somebody moved first (or the clock ran out)."""
 
 LEVEL_MOVES = Counter(
     "bots_level_moves_total", "Moves bot seats made, by the level they played at", ["level"]
@@ -113,38 +118,65 @@ class SeatPlayer:
         self._samples = samples_views(game)
         self.moves = 0
         self.level = level or bot.name  # what the moves are counted under
+        self._counted = 0
+        """The version of the last commit of this seat's counted in ``moves``."""
+        self._sent: tuple[int, str, int] = (0, "", 0)
+        """The last move sent: the version decided on, its JSON, the attempt."""
 
     async def play(self) -> None:
-        """Until the match is finished."""
+        """Until the match is finished: one ``PlayMatch`` stream, opened
+        again from the last commit seen after a transient failure."""
         last: int | None = None
         backoff = 0.1
         while True:
-            request = match_pb2.WatchMatchRequest(
+            opening = match_pb2.PlayOpen(
                 match_id=self.match_id,
                 include_view=True,
                 # the listed moves, with each commit, for a game it cannot sample
                 include_turn=not self._samples,
+                seat=self.seat,
             )
             if last is not None and last > 0:
-                request.after_version = last - 1  # get the last commit (and view) again
+                opening.after_version = last - 1  # get the last commit (and view) again
+            call = self.stub.PlayMatch(metadata=self.identity.metadata())
             try:
-                async for commit in self.stub.WatchMatch(
-                    request, metadata=self.identity.metadata()
-                ):
-                    last = commit.version
-                    if commit.status == FINISHED:
-                        return
-                    await self._on_commit(commit)
+                await call.write(match_pb2.PlayRequest(open=opening))
+                async for frame in call:
+                    kind = frame.WhichOneof("kind")
+                    if kind == "commit":
+                        commit = frame.commit
+                        last = commit.version
+                        self._count(commit)
+                        if commit.status == FINISHED:
+                            return
+                        await self._on_commit(call, commit)
+                    elif kind == "error":
+                        await self._refused(call, frame)
                     backoff = 0.1
                 return  # the stream ends when the match is finished
             except grpc.aio.AioRpcError as e:
                 if e.code() not in _TRANSIENT:
                     raise
-                log.warning("watch_lost", match=self.match_id, code=e.code().name)
+                log.warning("play_lost", match=self.match_id, code=e.code().name)
                 await asyncio.sleep(backoff)
                 backoff = min(2.0, backoff * 2)
+            finally:
+                call.cancel()
 
-    async def _on_commit(self, commit: match_pb2.MatchCommit) -> None:
+    def _count(self, commit: match_pb2.MatchCommit) -> None:
+        """A move of this seat's, counted once from its commit (whichever
+        stream or attempt carried it; not a move the server made for it)."""
+        if (
+            commit.HasField("seat")
+            and commit.seat == self.seat
+            and not commit.timeout
+            and commit.version > self._counted
+        ):
+            self._counted = commit.version
+            self.moves += 1
+            LEVEL_MOVES.labels(self.level).inc()
+
+    async def _on_commit(self, call: Any, commit: match_pb2.MatchCommit) -> None:
         if not commit.view_json:
             return
         rng = Rng(os.urandom(16))
@@ -152,7 +184,7 @@ class SeatPlayer:
         try:
             sample = self.game.sample_state(view, self.seat, rng)
         except NotImplementedError:  # hidden information and no sampler: ask for the moves
-            await self._random_listed_move(commit, rng)
+            await self._random_listed_move(call, commit, rng)
             return
         if self.seat not in self.game.awaiting(sample):
             return
@@ -163,9 +195,9 @@ class SeatPlayer:
             )
         else:
             move = choose_from_view(self.bot, self.game, view, self.seat, rng)
-        await self._submit(version, msgspec.json.encode(move))
+        await self._send(call, version, msgspec.json.encode(move).decode())
 
-    async def _random_listed_move(self, commit: match_pb2.MatchCommit, rng: Rng) -> None:
+    async def _random_listed_move(self, call: Any, commit: match_pb2.MatchCommit, rng: Rng) -> None:
         """A random move among those the match service lists for this seat (for
         a game that cannot sample a state from a view): the commit's turn, or
         a GetMatch for a commit without one (newer commits follow it, or a
@@ -183,32 +215,40 @@ class SeatPlayer:
             legal = now.legal_moves_json
         if not legal:
             return  # not our turn
-        await self._submit(commit.version, rng.choice(list(legal)).encode())
+        await self._send(call, commit.version, rng.choice(list(legal)))
 
-    async def _submit(self, version: int, move_json: bytes) -> None:
-        if self.move_delay_s:
+    async def _send(self, call: Any, version: int, move_json: str, attempt: int = 0) -> None:
+        """The move decided on ``version``, on the stream: that version
+        expected, the idempotency key the bot and the version (a move sent
+        again is never played twice), its ``ref`` the attempt."""
+        if self.move_delay_s and not attempt:
             await asyncio.sleep(self.move_delay_s)
-        request = match_pb2.SubmitMoveRequest(
-            match_id=self.match_id,
-            move_json=move_json.decode(),
+        self._sent = (version, move_json, attempt)
+        move = match_pb2.PlayMove(
+            ref=f"{version}.{attempt}",
+            move_json=move_json,
             expected_version=version,
             idempotency_key=f"{self.identity.player_id}:{version}",
             seat=self.seat,
         )
-        for attempt in range(5):
-            try:
-                await self.stub.SubmitMove(
-                    request, metadata=self.identity.metadata(), timeout=self.timeout_s
-                )
-                self.moves += 1
-                LEVEL_MOVES.labels(self.level).inc()
-                return
-            except grpc.aio.AioRpcError as e:
-                if e.code() in _STALE:  # somebody moved first: the next commit decides
-                    return
-                if e.code() not in _TRANSIENT or attempt == 4:
-                    raise
-                await asyncio.sleep(0.1 * 2**attempt)
+        await call.write(match_pb2.PlayRequest(move=move))
+
+    async def _refused(self, call: Any, frame: match_pb2.PlayFrame) -> None:
+        """The last move sent refused: stale (somebody moved first: the next
+        commit decides), sent again after a transient failure (up to five
+        times), else the seat stops with the refusal. (A refusal of an
+        earlier move, overtaken by a newer commit, changes nothing.)"""
+        error = frame.error
+        version, move_json, attempt = self._sent
+        if error.code in _STALE_NAMES or frame.ref != f"{version}.{attempt}":
+            return
+        if error.code not in _TRANSIENT_NAMES or attempt == 4:
+            raise RuntimeError(
+                f"bot move at version {version} refused: {error.code} {error.reason}: "
+                f"{error.message}"
+            )
+        await asyncio.sleep(0.1 * 2**attempt)
+        await self._send(call, version, move_json, attempt + 1)
 
 
 async def play_match(
