@@ -8,6 +8,7 @@ import asyncio
 
 from engine_core.bots import RandomBot
 from services.bots.player import Identity, SeatPlayer
+from services.match.ports import InProcessRules, RulesUnavailable
 from tabletop.match.v1 import match_pb2_grpc
 from tests.services.match.conftest import make_registry
 from tests.services.match.helpers import commits_of
@@ -40,3 +41,42 @@ async def test_a_bot_plays_a_game_it_cannot_sample_from_the_commits_turns(
     # the moves came with the commits; a GetMatch only for a commit a newer
     # one followed before its watcher got it (before: one per commit and bot)
     assert len(gets) < len(commits)
+
+
+class FlakyRules(InProcessRules):
+    """The rules refuse every third decision as unavailable."""
+
+    def __init__(self) -> None:
+        super().__init__(make_registry())
+        self.calls = 0
+        self.refused = 0
+
+    async def decide(self, state, seat, move, entropy):
+        self.calls += 1
+        if self.calls % 3 == 0:
+            self.refused += 1
+            raise RulesUnavailable("connection refused")
+        return await super().decide(state, seat, move, entropy)
+
+
+async def test_a_bot_sends_a_move_again_after_a_transient_refusal(start_service) -> None:
+    """A move refused with UNAVAILABLE on the bot's stream is sent again
+    (same key), and every move is counted once, from its commit."""
+    rules = FlakyRules()
+    service = await start_service(rules=rules)
+    bots = ["bot:random-1", "bot:random-2"]
+    match_id = await service.player(bots[0]).create("tic_tac_toe", bots)
+    stub = match_pb2_grpc.MatchServiceStub(service.channel)
+    game = make_registry().get("tic_tac_toe")
+    seats = [
+        SeatPlayer(stub, match_id, game, Identity(bot, service.tokens), seat, RandomBot())
+        for seat, bot in enumerate(bots)
+    ]
+    await asyncio.wait_for(asyncio.gather(*(s.play() for s in seats)), 30)
+    commits = await commits_of(service, match_id)
+    assert commits[-1].outcome is not None
+    assert rules.refused > 0
+    assert sum(s.moves for s in seats) == len(commits) - 1
+    assert [s.moves for s in seats] == [
+        sum(1 for c in commits[1:] if c.seat == seat) for seat in range(2)
+    ]
