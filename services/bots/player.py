@@ -139,9 +139,11 @@ class SeatPlayer:
             if last is not None and last > 0:
                 opening.after_version = last - 1  # get the last commit (and view) again
             call = self.stub.PlayMatch(metadata=self.identity.metadata())
+            followed = False  # the stream got a frame: its token was good
             try:
                 await call.write(match_pb2.PlayRequest(open=opening))
                 async for frame in call:
+                    followed = True
                     kind = frame.WhichOneof("kind")
                     if kind == "commit":
                         commit = frame.commit
@@ -155,6 +157,11 @@ class SeatPlayer:
                     backoff = 0.1
                 return  # the stream ends when the match is finished
             except grpc.aio.AioRpcError as e:
+                if followed and e.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    # the stream outlived its token (a long match): again with
+                    # a fresh one (``Identity`` renews it by then)
+                    log.info("play_token_renewed", match=self.match_id)
+                    continue
                 if e.code() not in _TRANSIENT:
                     raise
                 log.warning("play_lost", match=self.match_id, code=e.code().name)

@@ -5,11 +5,13 @@ commits' turns list."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 from engine_core.bots import RandomBot
 from services.bots.player import Identity, SeatPlayer
+from services.common.auth import Tokens
 from services.match.ports import InProcessRules, RulesUnavailable
-from tabletop.match.v1 import match_pb2_grpc
+from tabletop.match.v1 import match_pb2, match_pb2_grpc
 from tests.services.match.conftest import make_registry
 from tests.services.match.helpers import commits_of
 
@@ -80,3 +82,36 @@ async def test_a_bot_sends_a_move_again_after_a_transient_refusal(start_service)
     assert [s.moves for s in seats] == [
         sum(1 for c in commits[1:] if c.seat == seat) for seat in range(2)
     ]
+
+
+async def test_a_bots_stream_outliving_its_token_goes_on_with_a_fresh_one(
+    start_service, settings
+) -> None:
+    """A match longer than the bot's token: its stream ends with
+    ``token_expired`` (no leeway here) and the seat opens another with a
+    renewed token, from the last commit it saw."""
+    service = await start_service(auth=replace(settings.auth, leeway_s=0))
+    tokens = Tokens(replace(settings.auth, leeway_s=0))
+    players = ["bot:random-1", "guest:o"]
+    match_id = await service.player(players[1]).create("tic_tac_toe", players)
+    stub = match_pb2_grpc.MatchServiceStub(service.channel)
+    game = make_registry().get("tic_tac_toe")
+    bot = SeatPlayer(stub, match_id, game, Identity(players[0], tokens, ttl_s=2), 0, RandomBot())
+    playing = asyncio.ensure_future(bot.play())
+    human = service.player(players[1])
+    waited = False
+    while not playing.done():
+        m = await human.get(match_id)
+        if m.status == match_pb2.MATCH_STATUS_FINISHED:
+            break
+        if 1 not in m.awaiting:
+            await asyncio.sleep(0.02)
+            continue
+        if not waited:  # past the bot's token's expiry, its stream open all along
+            await asyncio.sleep(3)
+            waited = True
+        await human.submit(match_id, m.legal_moves_json[0], expected_version=m.version)
+    await asyncio.wait_for(playing, 20)
+    commits = await commits_of(service, match_id)
+    assert commits[-1].outcome is not None
+    assert bot.moves == sum(1 for c in commits[1:] if c.seat == 0) > 1
