@@ -169,24 +169,15 @@ def main(argv: list[str] | None = None) -> int:
             for r in peer["runs"]
             if "tabletop_play" in r
         }
-        ratios["play_node_over_skeleton"] = {
-            str(r["loops"]): r["play_node_over_skeleton"]
-            for r in peer["runs"]
-            if "play_node_over_skeleton" in r
-        }
-        ratios["session_node_over_skeleton_session"] = {
-            str(r["loops"]): r["session_node_over_skeleton_session"]
-            for r in peer["runs"]
-            if "session_node_over_skeleton_session" in r
-        }
-        ratios["session_node_over_play_node"] = {
-            str(r["loops"]): r["session_node_over_play_node"]
-            for r in peer["runs"]
-            if "session_node_over_play_node" in r
-        }
+        per_g = [
+            "play_node_over_skeleton",
+            "session_node_over_skeleton_session",
+            "session_node_over_play_node",
+        ]
         for path in ("_play", "_play_node", "_session_node", "_skeleton", "_skeleton_session"):
-            for key in (f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"):
-                ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
+            per_g += [f"throughput_over_boardgameio{path}", f"server_cpu_over_boardgameio{path}"]
+        for key in per_g:
+            ratios[key] = {str(r["loops"]): r[key] for r in peer["runs"] if key in r}
     out["ratios"] = ratios
     mm = out["matchmaking"]["pairing"]
     mm_seconds = mm["match_all_s"] * 10_000 / mm["tickets"]  # scaled in --quick runs

@@ -242,10 +242,10 @@ class _Session:
             self._refuse_open(r.sub, self._too_many())
             return
         put = self.out.put_nowait
-        play = _Play(self.app, self.principal, r.match_id, r.seat)
+        # the play's items reach the session's queue tagged with their subscription
+        play = _Play(self.app, self.principal, r.match_id, r.seat, lambda item: put((sub, item)))
         moves: Mailbox[PlayMove | Refused] = Mailbox()
         sub = _Sub(r.sub, play, moves)
-        play.put = lambda item: put((sub, item))
         sub.tasks.append(
             asyncio.ensure_future(play.follow(r.after_version, r.include_view, r.include_turn))
         )
