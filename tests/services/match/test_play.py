@@ -32,22 +32,14 @@ def place(cell: int) -> str:
     return f'{{"type":"place_mark","cell":{cell}}}'
 
 
-class PlayStream:
-    """One PlayMatch call: the frames read so far, read by a task."""
+class FrameReader:
+    """A bidirectional call's frames read so far, by a task; waits on them."""
 
-    def __init__(self, player: Player) -> None:
-        self.call = player.stub.PlayMatch(metadata=player.metadata)
+    def __init__(self, call: Any) -> None:
+        self.call = call
         self.frames: list[Any] = []
         self.error: grpc.aio.AioRpcError | None = None
         self.reader = asyncio.ensure_future(self._read())
-
-    @classmethod
-    async def open(cls, player: Player, match_id: str, **kw: Any) -> PlayStream:
-        stream = cls(player)
-        await stream.call.write(
-            match_pb2.PlayRequest(open=match_pb2.PlayOpen(match_id=match_id, **kw))
-        )
-        return stream
 
     async def _read(self) -> None:
         try:
@@ -58,6 +50,39 @@ class PlayStream:
                 self.frames.append(frame)
         except grpc.aio.AioRpcError as e:
             self.error = e
+
+    async def until(self, condition: Any, timeout: float = 10.0) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not condition():
+            if self.reader.done():
+                assert condition(), f"the stream ended first: {self.error!r}"
+            assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+            await asyncio.sleep(0.005)
+
+    async def ended(self, timeout: float = 10.0) -> grpc.StatusCode:
+        await asyncio.wait_for(asyncio.shield(self.reader), timeout)
+        if self.error is not None:
+            return self.error.code()
+        return await self.call.code()
+
+    def close(self) -> None:
+        self.call.cancel()
+        self.reader.cancel()
+
+
+class PlayStream(FrameReader):
+    """One PlayMatch call."""
+
+    def __init__(self, player: Player) -> None:
+        super().__init__(player.stub.PlayMatch(metadata=player.metadata))
+
+    @classmethod
+    async def open(cls, player: Player, match_id: str, **kw: Any) -> PlayStream:
+        stream = cls(player)
+        await stream.call.write(
+            match_pb2.PlayRequest(open=match_pb2.PlayOpen(match_id=match_id, **kw))
+        )
+        return stream
 
     async def move(self, ref: str, move: str, **kw: Any) -> None:
         await self.call.write(
@@ -71,14 +96,6 @@ class PlayStream:
         commits = self.commits()
         return commits[-1].commit.version if commits else -1
 
-    async def until(self, condition: Any, timeout: float = 10.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not condition():
-            if self.reader.done():
-                assert condition(), f"the stream ended first: {self.error!r}"
-            assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-            await asyncio.sleep(0.005)
-
     async def until_version(self, version: int, timeout: float = 10.0) -> None:
         await self.until(lambda: self.version() >= version, timeout)
 
@@ -88,16 +105,6 @@ class PlayStream:
         answers = [f for f in self.frames if f.ref == ref]
         assert len(answers) == 1, answers
         return answers[0]
-
-    async def ended(self, timeout: float = 10.0) -> grpc.StatusCode:
-        await asyncio.wait_for(asyncio.shield(self.reader), timeout)
-        if self.error is not None:
-            return self.error.code()
-        return await self.call.code()
-
-    def close(self) -> None:
-        self.call.cancel()
-        self.reader.cancel()
 
 
 @pytest.fixture

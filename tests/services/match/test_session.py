@@ -22,30 +22,24 @@ from tabletop.match.v1 import match_pb2
 from tests.services.match.conftest import Player, stream_commits
 from tests.services.match.helpers import commits_of, move_json, states_by_version
 from tests.services.match.secret_game import Bid
-from tests.services.match.test_play import DRAW, SECRET_GAME, TTT, PlayStream, place
+from tests.services.match.test_play import (
+    DRAW,
+    SECRET_GAME,
+    TTT,
+    FrameReader,
+    PlayStream,
+    place,
+)
 
 K = "kind"
 DEEP = "[" * 40 + "]" * 40  # JSON nested past the limit
 
 
-class Session:
-    """One PlaySession call: the frames read so far, read by a task."""
+class Session(FrameReader):
+    """One PlaySession call."""
 
     def __init__(self, player: Player) -> None:
-        self.call = player.stub.PlaySession(metadata=player.metadata)
-        self.frames: list[Any] = []
-        self.error: grpc.aio.AioRpcError | None = None
-        self.reader = asyncio.ensure_future(self._read())
-
-    async def _read(self) -> None:
-        try:
-            while True:
-                frame = await self.call.read()
-                if frame is grpc.aio.EOF:
-                    return
-                self.frames.append(frame)
-        except grpc.aio.AioRpcError as e:
-            self.error = e
+        super().__init__(player.stub.PlaySession(metadata=player.metadata))
 
     async def open(self, sub: str, match_id: str, **kw: Any) -> None:
         await self.call.write(
@@ -87,14 +81,6 @@ class Session:
         commits = self.commits(sub)
         return commits[-1].commit.version if commits else -1
 
-    async def until(self, condition: Any, timeout: float = 10.0) -> None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        while not condition():
-            if self.reader.done():
-                assert condition(), f"the session ended first: {self.error!r}"
-            assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
-            await asyncio.sleep(0.005)
-
     async def until_version(self, sub: str, version: int) -> None:
         await self.until(lambda: self.version(sub) >= version)
 
@@ -113,16 +99,6 @@ class Session:
         answers = self._answers(ref, sub)
         assert len(answers) == 1, answers
         return answers[0]
-
-    async def ended(self, timeout: float = 10.0) -> grpc.StatusCode:
-        await asyncio.wait_for(asyncio.shield(self.reader), timeout)
-        if self.error is not None:
-            return self.error.code()
-        return await self.call.code()
-
-    def cancel(self) -> None:
-        self.call.cancel()
-        self.reader.cancel()
 
 
 def _error(frame: Any) -> tuple[str, str, dict[str, str]]:
@@ -201,7 +177,7 @@ async def test_a_subscriptions_frames_equal_a_play_match_streams(service):
         v % 2 == 0 for v in range(len(DRAW))
     ]
     for s in sessions:
-        s.cancel()
+        s.close()
 
 
 async def test_subscriptions_play_at_once_and_refusals_stay_in_theirs(service):
@@ -222,7 +198,7 @@ async def test_subscriptions_play_at_once_and_refusals_stay_in_theirs(service):
     code, reason, meta = _error(await x.answer("3", "c"))
     assert (code, reason, meta["sub"]) == ("FAILED_PRECONDITION", "not_subscribed", "c")
     assert x.error is None and not x.reader.done()
-    x.cancel()
+    x.close()
 
 
 async def test_opening_badly_is_an_error_frame_for_that_subscription_only(service):
@@ -246,7 +222,7 @@ async def test_opening_badly_is_an_error_frame_for_that_subscription_only(servic
     assert _error(await x.answer("m", "unknown"))[1] == "not_subscribed"
     await x.move("ok", "m", place(4))
     assert (await x.answer("m", "ok")).commit.version == 1
-    x.cancel()
+    x.close()
 
 
 async def test_a_closed_subscription_sends_nothing_more_and_its_name_is_free(service):
@@ -273,7 +249,7 @@ async def test_a_closed_subscription_sends_nothing_more_and_its_name_is_free(ser
     await x.close_sub("nothing")
     assert _error(await x.answer("", "nothing"))[1] == "not_subscribed"
     for s in (x, o):
-        s.cancel()
+        s.close()
 
 
 async def test_a_half_closed_session_ends_once_its_matches_have(service):
@@ -309,7 +285,7 @@ async def test_a_move_sent_after_the_last_commit_is_still_answered(service):
     await x.move("m", "after", place(DRAW[-1]))
     assert (await x.answer("last", "m")).commit.status == match_pb2.MATCH_STATUS_FINISHED
     assert _error(await x.answer("after", "m"))[:2] == ("FAILED_PRECONDITION", "game_over")
-    x.cancel()
+    x.close()
 
 
 async def test_creates_on_a_session_are_create_match_calls(start_service):
@@ -329,7 +305,7 @@ async def test_creates_on_a_session_are_create_match_calls(start_service):
     assert _error(await y.answer("bad"))[:2] == ("NOT_FOUND", "unknown_game")
     assert _error(await y.answer("opts"))[:2] == ("INVALID_ARGUMENT", "json_too_deep")
     for s in (x, y):
-        s.cancel()
+        s.close()
 
 
 async def test_a_session_holds_a_bounded_number_of_subscriptions(start_service):
@@ -346,7 +322,7 @@ async def test_a_session_holds_a_bounded_number_of_subscriptions(start_service):
     await x.close_sub("a")
     await x.open("c", match_id)
     await x.until_version("c", 0)
-    x.cancel()
+    x.close()
 
 
 async def test_requests_that_cannot_be_answered_end_the_session(service):
@@ -402,7 +378,7 @@ async def test_a_session_never_carries_another_seats_secret(service):
             assert others
             leaked = [w for w in others if w in str(frame)]
             assert not leaked, f"seat {seat} saw {leaked} at version {frame.commit.version}"
-        s.cancel()
+        s.close()
 
 
 async def _collect(call: Any) -> list[Any]:
@@ -432,4 +408,4 @@ async def test_moves_on_a_session_count_as_submit_move_calls(start_service):
     await x.move("m", "two", place(0))
     assert (await x.answer("one", "m")).commit.version == 1
     assert _error(await x.answer("two", "m"))[:2] == ("RESOURCE_EXHAUSTED", "rate_limited")
-    x.cancel()
+    x.close()
