@@ -10,29 +10,17 @@
 
 const assert = require("node:assert/strict");
 const { MatchClient, errorInfo, grpc } = require("./tabletop");
+const { mentions, picker, secretsOf: handSecrets } = require("./checks");
 
 const [address, game = "dwarves_duel", maxMovesText = "3000"] = process.argv.slice(2);
 const MAX_MOVES = Number(maxMovesText);
 
-// A deterministic pick among the legal moves (a small LCG): reproducible runs.
-let seed = 12345;
-function pick(list) {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return list[seed % list.length];
-}
+const pick = picker(12345);
 
-// The cards a seat holds that the other seat must not know: its hand minus
-// the cards both know (taken openly). Dwarves Duel's view: players[s].hand is
-// a list for the viewer's own seat and null for the other.
+// The secrets of a seat's own hand, which its own view must show.
 function secretsOf(view, seat) {
-  const me = view.players[seat];
-  assert.ok(Array.isArray(me.hand), `seat ${seat} sees its own hand`);
-  const known = new Set(me.known_hand);
-  return me.hand.filter((c) => !known.has(c));
-}
-
-function mentions(text, cards) {
-  return cards.filter((c) => text.includes(JSON.stringify(c)));
+  assert.ok(Array.isArray(view.players[seat].hand), `seat ${seat} sees its own hand`);
+  return handSecrets(view, seat);
 }
 
 async function rejection(promise) {

@@ -16,28 +16,13 @@
 
 const assert = require("node:assert/strict");
 const { MatchClient } = require("./tabletop");
+const { mentions, picker, secretsOf } = require("./checks");
 
 const [address, game = "dwarves_duel", maxMovesText = "3000"] = process.argv.slice(2);
 const MAX_MOVES = Number(maxMovesText);
 const SUBS = ["a", "b"];
 
-let seed = 97531;
-function pick(list) {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return list[seed % list.length];
-}
-
-// As in play.js: the cards of a seat's hand the other seat must not know.
-function secretsOf(view, seat) {
-  const me = view.players && view.players[seat];
-  if (!me || !Array.isArray(me.hand)) return [];
-  const known = new Set(me.known_hand);
-  return me.hand.filter((c) => !known.has(c));
-}
-
-function mentions(text, cards) {
-  return cards.filter((c) => text.includes(JSON.stringify(c)));
-}
+const pick = picker(97531);
 
 /** One player's session: every frame kept by subscription, answers by ref. */
 class Session {

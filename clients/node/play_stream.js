@@ -13,28 +13,12 @@
 
 const assert = require("node:assert/strict");
 const { MatchClient } = require("./tabletop");
+const { mentions, picker, secretsOf } = require("./checks");
 
 const [address, game = "dwarves_duel", maxMovesText = "3000"] = process.argv.slice(2);
 const MAX_MOVES = Number(maxMovesText);
 
-let seed = 424242;
-function pick(list) {
-  seed = (seed * 1103515245 + 12345) % 2147483648;
-  return list[seed % list.length];
-}
-
-// As in play.js: the cards of a seat's hand the other seat must not know
-// (Dwarves Duel's view; a game without hands in its view has none to check).
-function secretsOf(view, seat) {
-  const me = view.players && view.players[seat];
-  if (!me || !Array.isArray(me.hand)) return [];
-  const known = new Set(me.known_hand);
-  return me.hand.filter((c) => !known.has(c));
-}
-
-function mentions(text, cards) {
-  return cards.filter((c) => text.includes(JSON.stringify(c)));
-}
+const pick = picker(424242);
 
 /** One seat's PlayMatch stream: every frame kept, answers found by ref. */
 class Seat {
