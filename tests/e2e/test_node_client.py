@@ -79,9 +79,8 @@ def metrics(port: int) -> dict[str, float]:
     return out
 
 
-def play(node: str, modules: Path, script: str, address: str) -> dict:
-    """Run one of the client's scripts (a whole Dwarves Duel) and read its
-    JSON line: a whole match played, every move a version, an outcome."""
+def run_script(node: str, modules: Path, script: str, address: str) -> dict:
+    """Run one of the client's scripts on Dwarves Duel; its JSON line."""
     run = subprocess.run(
         [node, str(CLIENT / script), address, "dwarves_duel"],
         env={**os.environ, "NODE_PATH": str(modules)},
@@ -91,7 +90,13 @@ def play(node: str, modules: Path, script: str, address: str) -> dict:
         check=False,
     )
     assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def play(node: str, modules: Path, script: str, address: str) -> dict:
+    """Run one of the client's scripts (a whole Dwarves Duel) and read its
+    JSON line: a whole match played, every move a version, an outcome."""
+    result = run_script(node, modules, script, address)
     assert result["moves"] > 10 and result["version"] == result["moves"]
     assert result["outcome"]["ranks"], result
     return result
@@ -203,16 +208,7 @@ def test_the_node_client_plays_two_matches_at_once_on_one_session_per_player(
     stack = Stack(settings, echo=lambda _line: None)
     stack.start()
     try:
-        run = subprocess.run(
-            [node, str(CLIENT / "play_session.js"), stack.endpoints()["match"], "dwarves_duel"],
-            env={**os.environ, "NODE_PATH": str(modules)},
-            capture_output=True,
-            text=True,
-            timeout=400,
-            check=False,
-        )
-        assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
-        result = json.loads(run.stdout.strip().splitlines()[-1])
+        result = run_script(node, modules, "play_session.js", stack.endpoints()["match"])
         assert len(set(result["match_ids"])) == 2
         assert all(m > 10 for m in result["moves"]) and result["versions"] == result["moves"]
         assert all(o["ranks"] for o in result["outcomes"]), result
