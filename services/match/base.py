@@ -86,7 +86,15 @@ class AppBase:
 
     # =============================================================== plumbing
     async def _rules(self, call: Awaitable[T]) -> T:
+        """``call`` to the rules, bounded by ``rules_timeout_s``: by the port
+        itself when it puts that deadline (or a shorter one) on every call,
+        as ``GrpcRules`` does (``deadline_s``), else here (an
+        ``asyncio.timeout`` costs a timer and a few microseconds of
+        bookkeeping per call: one per move)."""
         try:
+            deadline = getattr(self.rules, "deadline_s", None)
+            if deadline is not None and deadline <= self.config.rules_timeout_s:
+                return await call
             async with asyncio.timeout(self.config.rules_timeout_s):
                 return await call
         except (TimeoutError, RulesUnavailable) as e:

@@ -50,6 +50,10 @@ class GrpcRules:
         """``token``: sent with every call (a rules service may require one);
         ``streams``: ApplyMoves streams for ``decide`` and ``setup`` (0 =
         unary ApplyMove and NewGame)."""
+        self.deadline_s = timeout_s
+        """The deadline every call of this port carries (the stream's
+        calls expire as the unary calls would): ``AppBase._rules`` puts no
+        timer of its own around them."""
         self.client = RulesClient(
             target,
             timeout=timeout_s,

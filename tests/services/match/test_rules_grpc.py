@@ -200,6 +200,38 @@ async def test_a_decision_past_its_deadline_is_rules_unavailable() -> None:
         await server.stop(0.1)
 
 
+@pytest.mark.parametrize(
+    ("port_s", "service_s"),
+    [(0.3, 5.0), (5.0, 0.3)],
+    ids=["the port's deadline", "the service's timeout"],
+)
+async def test_a_move_whose_rules_call_outlives_the_tighter_bound_is_unavailable(
+    start_service, settings, port_s, service_s
+) -> None:
+    """A move waits for the rules no longer than the tighter of the port's
+    deadline (``GrpcRules``: every call carries it, so the service sets no
+    timer of its own) and ``rules_timeout_s`` (a timer around the call when
+    the port's deadline is longer): either way ``UNAVAILABLE
+    rules_unavailable``, and nothing appended."""
+    server = await _serving(_Silent())  # answers NewGame, never a move
+    service = await start_service(
+        rules=GrpcRules(server.address, timeout_s=port_s, streams=2), rules_timeout_s=service_s
+    )
+    try:
+        a = service.player("guest:a")
+        match_id = await a.create("tic_tac_toe", ["guest:a", "guest:b"])
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(grpc.aio.AioRpcError) as e:
+            await a.submit(match_id, json.dumps({"type": "place_mark", "cell": 4}))
+        waited = asyncio.get_running_loop().time() - started
+        assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert error_info(e.value).reason == "rules_unavailable"
+        assert 0.25 < waited < 2.5
+        assert len(await stream_commits(settings.nats_url, match_id)) == 1
+    finally:
+        await server.stop(0.1)
+
+
 async def test_a_rules_service_without_apply_moves_is_called_unary() -> None:
     server = await _serving(RulesServicer(), _before_apply_moves)
     rules = GrpcRules(server.address, timeout_s=2.0, streams=2)
