@@ -25,7 +25,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from typing import Any, Protocol
 
 import grpc
-from structlog.contextvars import bind_contextvars
 
 from services.common.bounds import DEFAULT_LIMITS, Limits, _checked, _safe
 from services.common.errors import _PASS_THROUGH, abort
@@ -34,6 +33,7 @@ from services.common.logging import (
     READ_METHODS,
     RpcObserver,
     _Sampler,
+    bind,
     code_name,
     default_sample,
     log_rpc,
@@ -184,7 +184,7 @@ def _unary(behavior: Callable[..., Any], plan: _Plan) -> Callable[..., Any]:
     perf_counter, finish = time.perf_counter, plan.finish
 
     async def unary(request: Any, context: Any) -> Any:
-        bind_contextvars(method=method)
+        bind(method=method)
         started = perf_counter()
         if in_flight is not None:
             in_flight.inc()
@@ -224,7 +224,7 @@ def _stream(behavior: Callable[..., Any], plan: _Plan) -> Callable[..., Any]:
     perf_counter, finish = time.perf_counter, plan.finish
 
     async def stream(request_or_iterator: Any, context: Any) -> AsyncIterator[Any]:
-        bind_contextvars(method=method)
+        bind(method=method)
         started = perf_counter()
         if in_flight is not None:
             in_flight.inc()

@@ -30,6 +30,7 @@ Never bind secrets: no state bytes, no entropy, no tokens, no hidden hands.
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import json
 import logging
@@ -135,7 +136,7 @@ def configure_logging(
         cache_logger_on_first_use=False,
     )
     structlog.contextvars.clear_contextvars()
-    bind_contextvars(service=service, pid=os.getpid())
+    bind(service=service, pid=os.getpid())
     _RPC.reset()
     # Libraries' stdlib logging and Python's warnings become lines of the same
     # form (JSON in files), never plain text among the JSON lines.
@@ -190,9 +191,36 @@ def get_logger(name: str | None = None, **initial: Any) -> Any:
     return structlog.get_logger(**initial)
 
 
+_VARS: dict[str, contextvars.ContextVar[Any]] = {}
+"""The context variable of each field ever bound with ``bind``: structlog's
+own (made by ``bind_contextvars`` the first time), so its
+``merge_contextvars`` puts them on every line as before."""
+
+
 def bind(**fields: Any) -> None:
-    """Add fields to the current RPC's log line (and any line logged during it)."""
-    bind_contextvars(**fields)
+    """Add fields to the current RPC's log line (and any line logged during it).
+
+    The same as structlog's ``bind_contextvars``, at a fraction of its cost
+    (the rules service binds five fields a move): after a field's first
+    binding, one ``ContextVar.set``."""
+    for key, value in fields.items():
+        var = _VARS.get(key)
+        if var is None:
+            _VARS[key] = bind_contextvars(**{key: value})[key].var
+        else:
+            var.set(value)
+
+
+def bound() -> dict[str, Any]:
+    """The fields bound with ``bind`` in the current context (what
+    ``structlog.contextvars.get_contextvars`` gives of them, without copying
+    the context and looking at every variable in it)."""
+    out = {}
+    for key, var in _VARS.items():
+        value = var.get(Ellipsis)
+        if value is not Ellipsis:  # structlog's mark of a field not bound (or cleared)
+            out[key] = value
+    return out
 
 
 _log = get_logger("rpc")
@@ -325,9 +353,9 @@ def log_rpc(method: str, quiet: Any, code: str, seconds: float) -> None:
 
 
 def notify(observers: tuple[RpcObserver, ...], method: str, code: str, seconds: float) -> None:
-    """Call each observer with the fields bound during the call (errors are
-    logged, never raised)."""
-    fields = structlog.contextvars.get_contextvars()
+    """Call each observer with the fields bound during the call (``bind``;
+    errors are logged, never raised)."""
+    fields = bound()
     for observe in observers:
         try:
             observe(method, code, seconds, fields)

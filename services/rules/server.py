@@ -26,7 +26,7 @@ from typing import Any
 from services.common import eventloop, heap
 from services.common.grpcserver import GrpcServer
 from services.common.interceptor import RpcInterceptor
-from services.common.logging import announce, configure_logging, get_logger
+from services.common.logging import announce, bind, configure_logging, get_logger
 from services.common.metrics import methods_of
 from services.rules.settings import RulesSettings
 
@@ -74,9 +74,7 @@ async def serve(
 def _worker_main(settings: RulesSettings, index: int, ready: Any) -> None:
     """Entry point of a spawned worker process."""
     configure_logging(service="rules")
-    from structlog.contextvars import bind_contextvars
-
-    bind_contextvars(worker=index)
+    bind(worker=index)
     eventloop.run(serve(settings, reuse_port=True, on_listening=ready.put))
 
 
