@@ -63,6 +63,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -185,6 +186,35 @@ def run_peer(folder: Path, loops: int, seconds: float) -> dict[str, Any]:
     figures["cpu_ms_per_move"]["total_servers"] = figures["cpu_ms_per_move"]["server"]
     figures["client_cpu_ms_per_move"] = (d1 - d0) * 1000 / moves  # the driver process
     return figures
+
+
+def bracketed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The peer's figures of one ``G`` from its runs before and after ours:
+    moves per second, the latency percentiles and the CPU per move are the
+    means of the two runs' (both runs kept under ``bracket``), the moves and
+    games their sums."""
+
+    def mean(get: Callable[[dict[str, Any]], float]) -> float:
+        return (get(before) + get(after)) / 2
+
+    return {
+        "loops": before["loops"],
+        "moves": before["moves"] + after["moves"],
+        "games": before["games"] + after["games"],
+        "seconds": before["seconds"] + after["seconds"],
+        "moves_per_s": mean(lambda x: x["moves_per_s"]),
+        "latency": {
+            "n": before["latency"]["n"] + after["latency"]["n"],
+            "p50_ms": mean(lambda x: x["latency"]["p50_ms"]),
+            "p99_ms": mean(lambda x: x["latency"]["p99_ms"]),
+        },
+        "cpu_ms_per_move": {
+            key: mean(lambda x, key=key: x["cpu_ms_per_move"][key])
+            for key in ("server", "total_servers")
+        },
+        "client_cpu_ms_per_move": mean(lambda x: x["client_cpu_ms_per_move"]),
+        "bracket": [before, after],
+    }
 
 
 # ------------------------------------------------------------ our stack
@@ -452,8 +482,11 @@ def run(
     repeat: int = 1,
     paths: tuple[str, ...] = SWEEP_PATHS,
 ) -> dict[str, Any]:
-    """Both stacks for each ``G`` (alternating which goes first), ``repeat``
-    times; the ratios of each pair measured back to back. Our stack once per
+    """Both stacks for each ``G``, ``repeat`` times: boardgame.io before and
+    after our stack's paths (``bracketed``: the ratios are to the mean of
+    the two, so that the machine's drift over the minute our paths take
+    weighs on both sides alike), our paths in turn, forward for one ``G``
+    and backward for the next. Our stack once per
     path: ``tabletop`` and the ratios without a suffix are the ``unary`` path,
     ``tabletop_play`` and the ratios ending in ``_play`` the ``play`` path;
     ``tabletop_skeleton`` is the architecture's skeleton (``SKELETON``), and
@@ -466,14 +499,10 @@ def run(
     for r in range(repeat):
         for g in loops:
             ours: dict[str, Any] = {}
-            if (r + loops.index(g)) % 2 == 0:
-                peer = run_peer(folder, g, seconds)
-                for path in paths:
-                    ours[path] = _run_path(g, seconds, path)
-            else:
-                for path in reversed(paths):
-                    ours[path] = _run_path(g, seconds, path)
-                peer = run_peer(folder, g, seconds)
+            before = run_peer(folder, g, seconds)
+            for path in paths if (r + loops.index(g)) % 2 == 0 else reversed(paths):
+                ours[path] = _run_path(g, seconds, path)
+            peer = bracketed(before, run_peer(folder, g, seconds))
             row: dict[str, Any] = {"loops": g, "boardgameio": peer}
             for path in paths:
                 suffix = "" if path == "unary" else f"_{path}"
