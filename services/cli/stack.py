@@ -213,6 +213,10 @@ def http_serving(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bo
         return False
 
 
+def _echo(line: str) -> None:
+    print(line, flush=True)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """SIGTERM stops the stack the way Ctrl-C does."""
     raise KeyboardInterrupt
@@ -222,9 +226,13 @@ class Stack:
     """The supervisor. ``start()`` brings everything up in order, ``stop()``
     takes it down in reverse; ``run()`` does both around a watch loop."""
 
-    def __init__(self, settings: StackSettings, *, echo=print) -> None:
+    def __init__(self, settings: StackSettings, *, echo=None) -> None:
+        """``echo``: where the supervisor's lines go; by default standard
+        output, each line flushed as it is written (a ``make run`` whose
+        output goes to a file or a pipe shows its endpoints at once, not
+        when it stops)."""
         self.s = settings
-        self.echo = echo
+        self.echo = echo or _echo
         self.data_dir = settings.data_dir.resolve()
         self.nats: NatsServer | None = None
         self.valkey: ValkeyServer | None = None
