@@ -1,6 +1,8 @@
 """The floor: what a move costs at the least in storage, with raw clients,
 inline in one process: Redis GET of a state, a JetStream publish with the
 ``Nats-Expected-Last-Subject-Sequence`` header and its ack, Redis SET.
+``python -m bench`` measures it right before the end-to-end sections and
+again right after them, and compares them with the mean (``bracketed``).
 
 Also the raw read rate of one subject with an ordered consumer (the bound that
 the match service's replay is compared against).
@@ -70,11 +72,30 @@ async def _raw_read(nats_url: str, commits: int, size: int) -> dict[str, Any]:
     return {"commits": commits, "seconds": elapsed, "commits_per_s": commits / elapsed}
 
 
-def run(moves: int = 2000, commits: int = 1000, commit_bytes: int = 1024) -> dict[str, Any]:
+def run(
+    moves: int = 2000, commits: int = 1000, commit_bytes: int = 1024, *, raw: bool = True
+) -> dict[str, Any]:
+    """The floor, and with ``raw`` the raw read rate."""
     with NatsServer() as n, ValkeyServer() as v:
-        floor = asyncio.run(_floor(n.url, v.url, moves))
-        raw = asyncio.run(_raw_read(n.url, commits, commit_bytes))
-    return {"floor": floor, "raw_read": raw}
+        out: dict[str, Any] = {"floor": asyncio.run(_floor(n.url, v.url, moves))}
+        if raw:
+            out["raw_read"] = asyncio.run(_raw_read(n.url, commits, commit_bytes))
+    return out
+
+
+def bracketed(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """The floor measured before and after the sections compared with it
+    (``run``'s results): its p50, p99 and mean are the means of the two
+    runs' (both kept under ``bracket``), so that the machine's drift between
+    the floor and those sections weighs on both sides alike."""
+    b, a = before["floor"], after["floor"]
+    floor = {
+        "state_bytes": b["state_bytes"],
+        "n": b["n"] + a["n"],
+        **{key: (b[key] + a[key]) / 2 for key in ("p50_ms", "p99_ms", "mean_ms")},
+        "bracket": [b, a],
+    }
+    return {**before, "floor": floor}
 
 
 if __name__ == "__main__":
