@@ -264,7 +264,8 @@ async def test_a_half_closed_session_ends_once_its_matches_have(service):
         if i % 2 == 0:
             await sessions[0].until_version("m", i)
             await sessions[0].move("m", f"m{i}", place(cell))
-        else:
+        else:  # once X's move is in: O's half-closed session still follows
+            await sessions[1].until_version("m", i)
             await players[1].submit(match_id, place(cell))
     assert await sessions[1].ended() == grpc.StatusCode.OK
     assert sessions[1].version("m") == len(DRAW)
