@@ -31,18 +31,24 @@ async def test_a_bot_plays_a_game_it_cannot_sample_from_the_commits_turns(
         return await real_get(principal, match_id, **kw)
 
     monkeypatch.setattr(service.app, "get", get)
-    stub = match_pb2_grpc.MatchServiceStub(service.channel)
-    seats = [
-        SeatPlayer(stub, match_id, GAME, Identity(bot, service.tokens), seat, RandomBot())
-        for seat, bot in enumerate(BOTS)
-    ]
-    await asyncio.wait_for(asyncio.gather(*(s.play() for s in seats)), 30)
-    commits = await commits_of(service, match_id)
+    seats, commits = await _play_every_seat(service, match_id, GAME, BOTS)
     assert commits[-1].outcome is not None
     assert sum(s.moves for s in seats) == len(commits) - 1
     # the moves came with the commits; a GetMatch only for a commit a newer
     # one followed before its watcher got it (before: one per commit and bot)
     assert len(gets) < len(commits)
+
+
+async def _play_every_seat(service, match_id, game, bots):
+    """A random ``SeatPlayer`` for each seat, played to the match's end;
+    the seats and the match's commits."""
+    stub = match_pb2_grpc.MatchServiceStub(service.channel)
+    seats = [
+        SeatPlayer(stub, match_id, game, Identity(bot, service.tokens), seat, RandomBot())
+        for seat, bot in enumerate(bots)
+    ]
+    await asyncio.wait_for(asyncio.gather(*(s.play() for s in seats)), 30)
+    return seats, await commits_of(service, match_id)
 
 
 class FlakyRules(InProcessRules):
@@ -68,14 +74,8 @@ async def test_a_bot_sends_a_move_again_after_a_transient_refusal(start_service)
     service = await start_service(rules=rules)
     bots = ["bot:random-1", "bot:random-2"]
     match_id = await service.player(bots[0]).create("tic_tac_toe", bots)
-    stub = match_pb2_grpc.MatchServiceStub(service.channel)
     game = make_registry().get("tic_tac_toe")
-    seats = [
-        SeatPlayer(stub, match_id, game, Identity(bot, service.tokens), seat, RandomBot())
-        for seat, bot in enumerate(bots)
-    ]
-    await asyncio.wait_for(asyncio.gather(*(s.play() for s in seats)), 30)
-    commits = await commits_of(service, match_id)
+    seats, commits = await _play_every_seat(service, match_id, game, bots)
     assert commits[-1].outcome is not None
     assert rules.refused > 0
     assert sum(s.moves for s in seats) == len(commits) - 1
