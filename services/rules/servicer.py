@@ -170,19 +170,20 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         random, so it says nothing of the host; one per server, so each
         worker process and each replica has its own."""
         self._stream_calls = {
-            kind: (method, work, answer, rpc_quiet(method))
-            for kind, method, work, answer in (
-                ("request", APPLY_MOVE, self._apply_move, "reply"),
-                ("new_game", NEW_GAME, self._new_game, "new_game"),
-                ("view", VIEW, self._view, "view"),
-                ("legal_moves", LEGAL_MOVES, self._legal_moves, "legal_moves"),
+            kind: (method, work, answer, rpc_quiet(method), in_place)
+            for kind, method, work, answer, in_place in (
+                ("request", APPLY_MOVE, self._apply_move, "reply", True),
+                ("new_game", NEW_GAME, self._new_game, "new_game", True),
+                ("view", VIEW, self._view, "view", False),
+                ("legal_moves", LEGAL_MOVES, self._legal_moves, "legal_moves", False),
             )
         }
         """Each kind of call of an ApplyMoves stream (its field of the call):
         the unary method it stands for, its work, its field of the result,
-        and how its ``rpc`` line is logged (as that method's: a successful
+        how its ``rpc`` line is logged (as that method's: a successful
         ``View`` or ``LegalMoves`` at debug, one in ``TABLETOP_LOG_SAMPLE``
-        at info)."""
+        at info), and whether its work writes the answer into the result's
+        field itself (else the answer is copied there)."""
 
     # ------------------------------------------------------------- helpers
     def _game(self, name: str) -> Game:
@@ -225,13 +226,13 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, "deadline exceeded")
 
     @staticmethod
-    def _redacted(
+    def _rows(
         game: Game, state: Any, events: tuple[Any, ...], texts: list[str]
-    ) -> list[rules_pb2.RedactedEvents]:
+    ) -> list[tuple[int | None, list[str]]]:
         """The events as each seat, then a spectator, may see them ("" = hidden)."""
         seats = [*range(game.seats(state)), None]
         if type(game).redact is BaseGame.redact:  # a public game: everybody sees them all
-            return [rules_pb2.RedactedEvents(seat=seat, events=texts) for seat in seats]
+            return [(seat, texts) for seat in seats]
         out = []
         for seat in seats:
             row = []
@@ -243,7 +244,39 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
                     row.append(text)
                 else:
                     row.append(to_json(shown).decode())
-            out.append(rules_pb2.RedactedEvents(seat=seat, events=row))
+            out.append((seat, row))
+        return out
+
+    def _played(
+        self,
+        out: rules_pb2.ApplyMoveResponse | rules_pb2.NewGameResponse,
+        game: Game,
+        state: Any,
+        events: tuple[Any, ...],
+        entropy: bytes,
+    ) -> Any:
+        """The answer of a NewGame or an ApplyMove call, written into ``out``
+        (on a stream, the result's field: the answer is built where it is
+        sent, not built and then copied there). ``out`` is touched only once
+        all of it is known, so a call that fails leaves it empty."""
+        texts = [to_json(e).decode() for e in events]
+        data = encode_state(game, state)
+        awaiting = game.awaiting(state)
+        outcome = game.outcome(state)
+        bind(outcome=outcome.reason if outcome is not None else "ongoing")
+        rows = self._rows(game, state, events, texts)
+        out.state = data
+        out.events.extend(texts)
+        out.status.awaiting.extend(awaiting)
+        if outcome is not None:
+            out.status.outcome.CopyFrom(outcome_pb(outcome))
+        out.entropy = entropy
+        for seat, row in rows:
+            if seat is None:
+                out.redacted.add(events=row)
+            else:
+                out.redacted.add(seat=seat, events=row)
+        out.rules_version = game.rules_version
         return out
 
     @staticmethod
@@ -267,8 +300,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return self._new_game(request)
 
     @_on_client_input
-    def _new_game(self, request: rules_pb2.NewGameRequest) -> rules_pb2.NewGameResponse:
-        """One NewGame call, for the unary RPC and for each such call of ApplyMoves."""
+    def _new_game(
+        self, request: rules_pb2.NewGameRequest, out: rules_pb2.NewGameResponse | None = None
+    ) -> rules_pb2.NewGameResponse:
+        """One NewGame call, for the unary RPC and for each such call of
+        ApplyMoves (``out``: the answer's place in the stream's result)."""
         game = self._game(request.game)
         bind(players=request.players)
         if not game.min_players <= request.players <= game.max_players:
@@ -282,14 +318,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         options = decode_options(game, self._json("options", request.options))
         entropy = self._entropy(request.entropy)
         state, events = start(game, request.players, options, entropy)
-        texts = [to_json(e).decode() for e in events]
-        return rules_pb2.NewGameResponse(
-            state=encode_state(game, state),
-            events=texts,
-            status=self._status(game, state),
-            entropy=entropy,
-            redacted=self._redacted(game, state, events, texts),
-            rules_version=game.rules_version,
+        return self._played(
+            rules_pb2.NewGameResponse() if out is None else out, game, state, events, entropy
         )
 
     async def ApplyMove(
@@ -299,22 +329,19 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return self._apply_move(request)
 
     @_on_client_input
-    def _apply_move(self, request: rules_pb2.ApplyMoveRequest) -> rules_pb2.ApplyMoveResponse:
-        """One ApplyMove call, for the unary RPC and for each call of ApplyMoves."""
+    def _apply_move(
+        self, request: rules_pb2.ApplyMoveRequest, out: rules_pb2.ApplyMoveResponse | None = None
+    ) -> rules_pb2.ApplyMoveResponse:
+        """One ApplyMove call, for the unary RPC and for each call of
+        ApplyMoves (``out``: the answer's place in the stream's result)."""
         bind(seat=request.seat)
         game, state = self._game_and_state(request.game, request.state)
         move = decode_move(game, self._json("move", request.move))
         bind(move=_tag(move))
         entropy = self._entropy(request.entropy)
         after, events = apply(game, state, request.seat, move, entropy)
-        texts = [to_json(e).decode() for e in events]
-        return rules_pb2.ApplyMoveResponse(
-            state=encode_state(game, after),
-            events=texts,
-            status=self._status(game, after),
-            entropy=entropy,
-            redacted=self._redacted(game, after, events, texts),
-            rules_version=game.rules_version,
+        return self._played(
+            rules_pb2.ApplyMoveResponse() if out is None else out, game, after, events, entropy
         )
 
     async def ApplyMoves(
@@ -366,7 +393,7 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         then one ``rpc`` line and the observers, with that unary call's
         method, as the interceptors do for a unary call."""
         kind = call.WhichOneof("call") or "request"
-        method, work, answer, quiet = self._stream_calls[kind]
+        method, work, answer, quiet, in_place = self._stream_calls[kind]
         bind(method=method, via="ApplyMoves")
         started = time.perf_counter()
         code = "OK"
@@ -375,7 +402,10 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
             check_request(request)
             if call.timeout_ms and (started - received) * 1000 >= call.timeout_ms:
                 raise _Late("deadline_exceeded", "deadline exceeded")
-            getattr(result, answer).CopyFrom(work(request))
+            if in_place:
+                work(request, getattr(result, answer))
+            else:
+                getattr(result, answer).CopyFrom(work(request))
         except Exception as e:
             status, reason, message, metadata = status_of(e)
             bind(reason=reason)
