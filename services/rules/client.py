@@ -160,12 +160,22 @@ class Played:
 
     @classmethod
     def from_pb(cls, pb: rules_pb2.NewGameResponse | rules_pb2.ApplyMoveResponse) -> Played:
+        events = tuple(pb.events)
+        redacted = []
+        for r in pb.redacted:
+            row = tuple(r.events)
+            if row == events:  # all shown (no event's JSON text is empty): one tuple
+                redacted.append(events)
+            elif "" in row:
+                redacted.append(tuple(e or None for e in row))
+            else:
+                redacted.append(row)
         return cls(
             state=pb.state,
-            events=tuple(pb.events),
+            events=events,
             status=GameStatus.from_pb(pb.status),
             entropy=pb.entropy,
-            redacted=tuple(tuple(e or None for e in r.events) for r in pb.redacted),
+            redacted=tuple(redacted),
             rules_version=pb.rules_version,
         )
 
