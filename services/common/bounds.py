@@ -73,6 +73,13 @@ class Limits:
         self.counts = {"events": 1_000_000} | dict(counts or {})
         self.default_chars = default_chars
         self.default_count = default_count
+        self.floor = min(
+            [*self.chars.values(), *self.counts.values(), default_chars, default_count]
+        )
+        """No request of at most this many bytes can break a limit: a string
+        has no more characters than bytes, and a repeated field takes at least
+        a byte per value. ``check_request`` passes such a request (a move on
+        a stream, most calls) after one size read, without walking its fields."""
         self._rules: dict[FieldDescriptor, tuple[int, int, int]] = {}
         """What ``check_request`` checks of each field met so far: its kind,
         its limit of characters, its limit of values."""
@@ -108,6 +115,8 @@ DEFAULT_LIMITS = Limits()
 
 def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str = "") -> None:
     """Raise ``InvalidArgument`` for the first field of ``message`` out of bounds."""
+    if not prefix and message.ByteSize() <= limits.floor:
+        return
     rules = limits._rules
     for field, value in message.ListFields():
         rule = rules.get(field) or limits._learn(field)

@@ -66,3 +66,16 @@ def test_limits_are_per_limits_object() -> None:
 
 def test_a_map_is_not_checked() -> None:
     check_request(match_pb2.PlayError(metadata={"k" * 1000: "v" * 1000}))
+
+
+def test_the_size_shortcut_never_passes_a_request_out_of_bounds() -> None:
+    # A request no larger than the smallest limit passes on its size alone;
+    # the smallest breach of each kind is larger, for any limits.
+    assert Limits().floor == 64
+    tight = Limits({"game": 1}, {"players": 1})
+    assert tight.floor == 1
+    assert refusal(match_pb2.CreateMatchRequest(game="ab"), tight)[0] == "field_too_long"
+    two_empty = match_pb2.CreateMatchRequest(players=["", ""])
+    assert refusal(two_empty, tight)[0] == "too_many_values"
+    assert refusal(match_pb2.CreateMatchRequest(players=[""] * 65))[0] == "too_many_values"
+    check_request(match_pb2.CreateMatchRequest(players=[""] * 32))  # 64 bytes: at the floor
