@@ -36,6 +36,9 @@ in order, then each new one, with no gap and no duplicate:
   position (the last sequence it handed out) is read, so every later commit
   reaches the queue; commits between the watcher's start and that position
   are read from the stream directly, up to the position;
+* a commit goes first to the watchers of the seats it awaits (each watcher
+  says its seat when it attaches), so the player whose turn it now is hears
+  of it first, and the others after;
 * a watcher whose queue grows past ``queue_limit`` (its client reads slower
   than the match moves) is detached, reads what it missed from the stream and
   attaches again: one slow client never holds the others back, nor grows a
@@ -90,10 +93,12 @@ _LAST_CONSUMER = api.Header.LAST_CONSUMER
 
 
 class _Watcher:
-    __slots__ = ("queue",)
+    __slots__ = ("queue", "seat")
 
-    def __init__(self) -> None:
+    def __init__(self, seat: int | None) -> None:
         self.queue: Mailbox[Any] = Mailbox()
+        self.seat = seat
+        """The seat it watches as (None: a spectator's, or a service's watch)."""
 
 
 class Feed:
@@ -121,8 +126,8 @@ class Feed:
             return None
         return [x for x in self.recent if x[0] > seq]
 
-    def attach(self) -> tuple[_Watcher, int]:
-        w = _Watcher()
+    def attach(self, seat: int | None = None) -> tuple[_Watcher, int]:
+        w = _Watcher(seat)
         self.watchers.add(w)
         return w, self.seq
 
@@ -181,7 +186,14 @@ class Feed:
             self.recent_from = self.recent[0][0]
         self.recent.append(item)
         limit = self.feeds.queue_limit
-        for w in list(self.watchers):
+        watchers = list(self.watchers)
+        awaiting = commit.awaiting
+        if len(watchers) > 1 and awaiting:
+            # The seats the match now waits for first: their frames go out
+            # first, each step of the way (the loop runs the woken in order),
+            # so the next move can be made the sooner.
+            watchers.sort(key=lambda w: w.seat not in awaiting)
+        for w in watchers:
             if w.queue.qsize() >= limit:
                 self.watchers.discard(w)
                 w.queue.put_nowait(_DETACHED)
@@ -462,25 +474,31 @@ class Feeds:
         if feed is not None:
             feed.committed(expected_seq, seq, commit)
 
-    def _attach(self, match_id: str, after_seq: int) -> tuple[Feed, _Watcher, int]:
+    def _attach(
+        self, match_id: str, after_seq: int, seat: int | None
+    ) -> tuple[Feed, _Watcher, int]:
         feed = self._feeds.get(match_id)
         if feed is None:
             feed = Feed(self, match_id, after_seq)
             self._feeds[match_id] = feed
-            w, at = feed.attach()
+            w, at = feed.attach(seat)
             feed.catch_up()
         else:
             self._unwatched.pop(match_id, None)
-            w, at = feed.attach()
+            w, at = feed.attach(seat)
         return feed, w, at
 
-    async def follow(self, match_id: str, after_seq: int) -> AsyncIterator[Item]:
+    async def follow(
+        self, match_id: str, after_seq: int, seat: int | None = None
+    ) -> AsyncIterator[Item]:
         """The match's commits after stream sequence ``after_seq``, then every
-        new one, forever (the caller stops at the match's last commit)."""
+        new one, forever (the caller stops at the match's last commit).
+        ``seat``: the watcher's; a commit goes first to the watchers of the
+        seats it awaits."""
         await self._ensure_tap()
         last = after_seq
         while True:
-            feed, w, at = self._attach(match_id, last)
+            feed, w, at = self._attach(match_id, last, seat)
             try:
                 if at > last:  # the feed is ahead: what it handed out before we came
                     recent = feed.since(last)

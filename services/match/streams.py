@@ -129,7 +129,7 @@ class Streams(Projections):
         else:
             start, skip = 0, -1 if after_version is None else after_version
         pending: list[str] = []  # events of skipped commits, folded in one call
-        async for _seq, c in self._store_iter(self.feeds.follow(match_id, start)):
+        async for _seq, c in self._store_iter(self.feeds.follow(match_id, start, seat)):
             if include_view:
                 pending.extend(c.events)
             if c.version <= skip:
