@@ -26,8 +26,9 @@ import asyncio
 import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from services.common.auth import Principal
 from services.common.errors import ServiceError, Unauthenticated
@@ -38,8 +39,7 @@ from services.match.streams import CommitView, Streams
 from services.match.writes import MoveResult, Writes
 
 
-@dataclass(frozen=True, slots=True)
-class PlayMove:
+class PlayMove(msgspec.Struct, frozen=True):
     """A move sent on a play stream."""
 
     ref: str
@@ -50,24 +50,21 @@ class PlayMove:
     """None: the seat named when the stream was opened."""
 
 
-@dataclass(frozen=True, slots=True)
-class Committed:
+class Committed(msgspec.Struct, frozen=True):
     """A commit of the match; ``ref`` names this stream's move that made it."""
 
     commit: CommitView
     ref: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Answered:
+class Answered(msgspec.Struct, frozen=True):
     """A move applied whose commit went out on this stream before."""
 
     ref: str
     result: MoveResult
 
 
-@dataclass(frozen=True, slots=True)
-class Refused:
+class Refused(msgspec.Struct, frozen=True):
     """A move refused (or of unknown outcome): what ``submit`` raised. Also
     what the caller passes in for a request refused before it is a move."""
 
@@ -93,16 +90,14 @@ class _Move:
         """Its answer came, before its commit."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Done:
+class _Done(msgspec.Struct, frozen=True):
     move: _Move | None
     ref: str
     result: MoveResult | None = None
     error: Exception | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Failed:
+class _Failed(msgspec.Struct, frozen=True):
     error: BaseException
 
 

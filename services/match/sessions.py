@@ -36,6 +36,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from services.common.auth import Principal
 from services.common.errors import FailedPrecondition, InvalidArgument, ResourceExhausted
 from services.common.mailbox import Mailbox
@@ -55,8 +57,7 @@ from services.match.plays import (
 CreateRate = Callable[[Principal], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
-class Open:
+class Open(msgspec.Struct, frozen=True):
     """Follow a match under the name ``sub`` (``PlayMatch``'s open)."""
 
     sub: str
@@ -69,8 +70,7 @@ class Open:
     """Refused before it is an open (a field out of bounds)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
+class Move(msgspec.Struct, frozen=True):
     """A move for the subscription ``sub`` (or a request refused before it
     is one: a ``Refused`` answered under its ref)."""
 
@@ -78,13 +78,11 @@ class Move:
     move: PlayMove | Refused
 
 
-@dataclass(frozen=True, slots=True)
-class Close:
+class Close(msgspec.Struct, frozen=True):
     sub: str
 
 
-@dataclass(frozen=True, slots=True)
-class Create:
+class Create(msgspec.Struct, frozen=True):
     """``Writes.create`` on the stream, answered under ``ref``."""
 
     ref: str
@@ -100,30 +98,26 @@ class Create:
 Request = Open | Move | Close | Create
 
 
-@dataclass(frozen=True, slots=True)
-class SubFrame:
+class SubFrame(msgspec.Struct, frozen=True):
     """A frame of the subscription ``sub``: a play stream's frame."""
 
     sub: str
     frame: Frame
 
 
-@dataclass(frozen=True, slots=True)
-class Closed:
+class Closed(msgspec.Struct, frozen=True):
     """The subscription ``sub`` closed at the client's request."""
 
     sub: str
 
 
-@dataclass(frozen=True, slots=True)
-class Created:
+class Created(msgspec.Struct, frozen=True):
     ref: str
     match_id: str
     version: int
 
 
-@dataclass(frozen=True, slots=True)
-class CreateRefused:
+class CreateRefused(msgspec.Struct, frozen=True):
     ref: str
     error: Exception
 
@@ -149,8 +143,7 @@ _INPUT_DONE = object()
 """The client half-closed: no more requests."""
 
 
-@dataclass(frozen=True, slots=True)
-class _InputFailed:
+class _InputFailed(msgspec.Struct, frozen=True):
     error: BaseException
 
 

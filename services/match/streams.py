@@ -8,9 +8,9 @@ once per process, then redacted here for each watcher's seat."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+
+import msgspec
 
 from engine_core.types import Outcome
 from services.common.auth import Principal, is_bot
@@ -30,8 +30,7 @@ from services.match.model import (
 from services.match.projections import Projections
 
 
-@dataclass(frozen=True, slots=True)
-class Turn:
+class Turn(msgspec.Struct, frozen=True):
     """The turn after a commit, as one caller sees it: the seats the game
     waits for and the moves the caller's seat may make now."""
 
@@ -42,8 +41,7 @@ class Turn:
     """When the server sent it (for a client to correct its clock by)."""
 
 
-@dataclass(frozen=True, slots=True)
-class CommitView:
+class CommitView(msgspec.Struct, frozen=True):
     """A commit as one caller may see it."""
 
     version: int
@@ -152,7 +150,7 @@ class Streams(Projections):
             if include_turn:
                 turn = await self._turn(p, c, seat, state if include_view else None)
                 if turn is not None:
-                    cv = dataclasses.replace(cv, turn=turn)
+                    cv = msgspec.structs.replace(cv, turn=turn)
             yield cv
             if c.outcome is not None:
                 return

@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import os
 import time
-from dataclasses import dataclass
 
 import msgspec
 import structlog
@@ -63,8 +62,7 @@ from services.match.projections import Projections
 log = structlog.get_logger("tabletop.match")
 
 
-@dataclass(frozen=True, slots=True)
-class MoveResult:
+class MoveResult(msgspec.Struct, frozen=True):
     match_id: str
     version: int
     seat: int

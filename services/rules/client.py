@@ -126,8 +126,7 @@ class RulesError(ServiceError):
         return cls(code, error.reason, error.message or error.reason, **dict(error.metadata))
 
 
-@dataclass(frozen=True)
-class GameStatus:
+class GameStatus(msgspec.Struct, frozen=True):
     awaiting: tuple[int, ...]
     outcome: Outcome | None
 
@@ -144,8 +143,7 @@ class GameStatus:
         return self.outcome is not None
 
 
-@dataclass(frozen=True)
-class Played:
+class Played(msgspec.Struct, frozen=True):
     """The answer of ``new_game`` and ``apply_move``."""
 
     state: bytes
