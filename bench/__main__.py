@@ -37,6 +37,7 @@ from bench import (
     rules_latency,
     skeleton,
     tournament,
+    wakeup,
     web,
 )
 from services.common.servers import nats_gomaxprocs
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     console.print("[bold]grpc echo[/] ...")
     out["grpc_echo"] = grpc_echo.run(calls=300 if quick else 3000)
     out["grpc_echo"]["stream"] = grpc_echo.run_stream(seconds=1.0 if quick else 3.0)
+    console.print("[bold]a process's wake-up[/] after a sleep ...")
+    out["wakeup"] = wakeup.run(rounds=200 if quick else 2000)
     console.print("[bold]rules service[/] ApplyMove ...")
     out["rules_apply_move"] = rules_latency.run(samples=200 if quick else 2000)
     console.print("[bold]the rules hop[/] (echo, cached answers, the rules service) ...")
@@ -139,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['game']}/{r['players']}p": r["move_cost_us"] / 1000 / echo_ms
             for r in out["engine"]
         },
+        "wake_after_1ms_over_hot": out["wakeup"]["wake_after_1ms_over_hot"],
         "end_to_end_p50_over_floor_p50": e2e["p50_ms"] / fl["p50_ms"],
         "end_to_end_p99_over_floor_p99": e2e["p99_ms"] / fl["p99_ms"],
         "end_to_end_play_p50_over_floor_p50": out["end_to_end"]["sequential_play"]["p50_ms"]
@@ -255,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{e['server_cpu_us_per_echo']:.0f} us at {e['streams']} stream(s)"
             for e in out["grpc_echo"]["stream"]
         )
+    )
+    console.print(
+        "a round trip to a process asleep for 0 / 0.3 / 1 / 3 ms (p50 µs): "
+        + " / ".join(f"{r['p50_us']:.0f}" for r in out["wakeup"]["round_trips"])
     )
     f = out["floor"]
     runs = " and ".join(f"{b['p50_ms']:.3f}" for b in f["floor"]["bracket"])
