@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from services.common.auth import MAX_PLAYER_ID_CHARS
@@ -80,27 +80,34 @@ class Limits:
         has no more characters than bytes, and a repeated field takes at least
         a byte per value. ``check_request`` passes such a request (a move on
         a stream, most calls) after one size read, without walking its fields."""
-        self._rules: dict[FieldDescriptor, tuple[int, int, int]] = {}
-        """What ``check_request`` checks of each field met so far: its kind,
-        its limit of characters, its limit of values."""
+        self._plans: dict[Descriptor, tuple[_Rule, ...]] = {}
+        """What ``check_request`` checks of each message type met so far:
+        its string and message fields (by number), each with its kind, its
+        limit of characters and its limit of values. Numbers, bytes, enums
+        and maps are not looked at."""
 
-    def _learn(self, field: FieldDescriptor) -> tuple[int, int, int]:
-        chars = self.chars.get(field.name, self.default_chars)
-        count = self.counts.get(field.name, self.default_count)
-        repeated = _is_repeated(field)
-        if field.type == _STRING:
-            kind = _STRINGS if repeated else _ONE_STRING
-        elif field.type == _MESSAGE and not field.message_type.GetOptions().map_entry:
-            kind = _MESSAGES if repeated else _ONE_MESSAGE
-        else:
-            kind = _UNCHECKED  # numbers, bytes, enums; and maps (no request has one)
-        rule = self._rules[field] = (kind, chars, count)
-        return rule
+    def _plan(self, descriptor: Descriptor) -> tuple[_Rule, ...]:
+        plan = []
+        for field in sorted(descriptor.fields, key=lambda f: f.number):
+            chars = self.chars.get(field.name, self.default_chars)
+            count = self.counts.get(field.name, self.default_count)
+            repeated = _is_repeated(field)
+            if field.type == _STRING:
+                kind = _STRINGS if repeated else _ONE_STRING
+            elif field.type == _MESSAGE and not field.message_type.GetOptions().map_entry:
+                kind = _MESSAGES if repeated else _ONE_MESSAGE
+            else:
+                continue  # numbers, bytes, enums; and maps (no request has one)
+            plan.append((field.name, kind, chars, count))
+        out = self._plans[descriptor] = tuple(plan)
+        return out
 
 
 _STRING = FieldDescriptor.TYPE_STRING
 _MESSAGE = FieldDescriptor.TYPE_MESSAGE
-_UNCHECKED, _ONE_STRING, _STRINGS, _ONE_MESSAGE, _MESSAGES = range(5)
+_ONE_STRING, _STRINGS, _ONE_MESSAGE, _MESSAGES = range(4)
+_Rule = tuple[str, int, int, int]
+"""A field's name, kind, limit of characters and limit of values."""
 
 
 def _is_repeated(field: FieldDescriptor) -> bool:
@@ -117,17 +124,18 @@ def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str
     """Raise ``InvalidArgument`` for the first field of ``message`` out of bounds."""
     if not prefix and message.ByteSize() <= limits.floor:
         return
-    rules = limits._rules
-    for field, value in message.ListFields():
-        rule = rules.get(field) or limits._learn(field)
-        kind = rule[0]
+    descriptor = message.DESCRIPTOR
+    plan = limits._plans.get(descriptor)
+    if plan is None:
+        plan = limits._plan(descriptor)
+    for name, kind, chars, count in plan:
         if kind == _ONE_STRING:
-            if len(value) > rule[1]:
-                raise _too_long(f"{prefix}{field.name}", rule[1])
+            if len(getattr(message, name)) > chars:
+                raise _too_long(f"{prefix}{name}", chars)
         elif kind == _STRINGS:
-            chars, count = rule[1], rule[2]
+            value = getattr(message, name)
             if len(value) > count:
-                name = f"{prefix}{field.name}"
+                name = f"{prefix}{name}"
                 raise InvalidArgument(
                     "too_many_values",
                     f"{name} holds at most {count} values",
@@ -136,12 +144,13 @@ def check_request(message: Message, limits: Limits = DEFAULT_LIMITS, prefix: str
                 )
             for i, v in enumerate(value):
                 if len(v) > chars:
-                    raise _too_long(f"{prefix}{field.name}", chars, index=str(i))
+                    raise _too_long(f"{prefix}{name}", chars, index=str(i))
         elif kind == _ONE_MESSAGE:
-            check_request(value, limits, f"{prefix}{field.name}.")
-        elif kind == _MESSAGES:
-            for sub in value:
-                check_request(sub, limits, f"{prefix}{field.name}.")
+            if message.HasField(name):
+                check_request(getattr(message, name), limits, f"{prefix}{name}.")
+        else:
+            for sub in getattr(message, name):
+                check_request(sub, limits, f"{prefix}{name}.")
 
 
 def _too_long(name: str, chars: int, **where: str) -> InvalidArgument:
