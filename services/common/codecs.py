@@ -39,8 +39,10 @@ __all__ = [
     "decode_options",
     "decode_state",
     "encode_state",
+    "envelope_of",
     "json_depth",
     "peek_state_game",
+    "state_from",
     "to_json",
 ]
 
@@ -74,7 +76,10 @@ def encode_state(game: Game, state: Any) -> bytes:
     )
 
 
-def _envelope(data: bytes) -> _Envelope:
+def envelope_of(data: bytes) -> _Envelope:
+    """The envelope of state bytes: its game, its rules version and the
+    state's own bytes (``state_from`` decodes them); INVALID_ARGUMENT
+    ``corrupt_state`` if ``data`` is none."""
     if not data:
         raise InvalidArgument("corrupt_state", "the state is empty")
     try:
@@ -85,13 +90,17 @@ def _envelope(data: bytes) -> _Envelope:
 
 def peek_state_game(data: bytes) -> tuple[str, str]:
     """``(game id, rules version)`` written in an envelope, without decoding the state."""
-    env = _envelope(data)
+    env = envelope_of(data)
     return env.game, env.rules_version
 
 
 def decode_state(game: Game, data: bytes) -> Any:
     """The state in ``data``; refuses another game's or another rules version's."""
-    env = _envelope(data)
+    return state_from(game, envelope_of(data))
+
+
+def state_from(game: Game, env: _Envelope) -> Any:
+    """The state in an envelope (``envelope_of``), as ``decode_state``."""
     if env.game != game.name:
         raise InvalidArgument(
             "state_of_another_game",

@@ -27,12 +27,12 @@ from engine_core.types import Outcome
 from services.common.bounds import check_message, check_request
 from services.common.codecs import (
     check_json,
+    codec_for,
     decode_events,
-    decode_move,
     decode_options,
-    decode_state,
     encode_state,
-    peek_state_game,
+    envelope_of,
+    state_from,
     to_json,
 )
 from services.common.errors import (
@@ -192,11 +192,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         return game
 
     def _game_and_state(self, name: str, data: bytes) -> tuple[Game, Any]:
-        """The game (``name``, or the one the state names if empty) and the state."""
-        if not name:
-            name, _ = peek_state_game(data)
-        game = self._game(name)
-        return game, decode_state(game, data)
+        """The game (``name``, or the one the state names if empty) and the
+        state (its envelope read once)."""
+        env = envelope_of(data)
+        game = self._game(name or env.game)
+        return game, state_from(game, env)
 
     def _json(self, what: str, text: str) -> str:
         """``text`` within the size limit and ``MAX_JSON_DEPTH`` (INVALID_ARGUMENT
@@ -336,7 +336,8 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
         ApplyMoves (``out``: the answer's place in the stream's result)."""
         bind(seat=request.seat)
         game, state = self._game_and_state(request.game, request.state)
-        move = decode_move(game, self._json("move", request.move))
+        # checked by ``_json`` (its size and depth): decoded with no check again
+        move = codec_for(game).decode_move(self._json("move", request.move))
         bind(move=_tag(move))
         entropy = self._entropy(request.entropy)
         after, events = apply(game, state, request.seat, move, entropy)
