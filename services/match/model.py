@@ -136,6 +136,8 @@ class Commit(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
     def visible_events(self, seat: int | None) -> tuple[str, ...]:
         row = self.redacted[-1 if seat is None else seat]
+        if None not in row:  # nothing hidden from this seat: the row as it is
+            return row  # type: ignore[return-value]
         return tuple(e for e in row if e is not None)
 
     @property
