@@ -30,6 +30,7 @@ from services.common.codecs import (
     codec_for,
     decode_events,
     decode_options,
+    decode_state,
     encode_state,
     envelope_of,
     state_from,
@@ -194,8 +195,11 @@ class RulesServicer(rules_pb2_grpc.RulesServiceServicer):
     def _game_and_state(self, name: str, data: bytes) -> tuple[Game, Any]:
         """The game (``name``, or the one the state names if empty) and the
         state (its envelope read once)."""
+        if name:  # an unknown game is refused before the state is read
+            game = self._game(name)
+            return game, decode_state(game, data)
         env = envelope_of(data)
-        game = self._game(name or env.game)
+        game = self._game(env.game)
         return game, state_from(game, env)
 
     def _json(self, what: str, text: str) -> str:

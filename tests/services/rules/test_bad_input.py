@@ -230,6 +230,14 @@ def test_unknown_games_are_not_found(stub, name):
         assert info.metadata["game"] == name
 
 
+@pytest.mark.parametrize("state", [b"", b"\x00not a state"])
+def test_an_unknown_game_is_not_found_whatever_its_state(stub, state):
+    """The game named is looked up before the state is read: a client that
+    names a game we do not have learns that, not that its bytes are bad."""
+    for rpc, request in _every_state_call(stub, "chess", state):
+        _fails(rpc, request, grpc.StatusCode.NOT_FOUND, "unknown_game")
+
+
 @FAST
 @given(seat=st.integers(2, 2**32 - 1))
 def test_unknown_seats_are_invalid_argument(stub, seat):
