@@ -26,6 +26,7 @@ from bench import (
     boardgameio,
     bots,
     clocks,
+    critical_path,
     engine,
     faults,
     floor,
@@ -114,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
         out["boardgameio"] = boardgameio.run(loops=(1, 10), seconds=1.5)
     else:
         out["boardgameio"] = boardgameio.run()
+    console.print(
+        "[bold]the critical path at G=1[/] (the session path from Node, the services marked) ..."
+    )
+    out["critical_path"] = critical_path.run(seconds=1.5 if quick else 5.0)
     console.print("[bold]the browser's path[/] (the gateway's HTTP moves and sockets) ...")
     out["web"] = web.run(loops=(1,) if quick else (1, 10), seconds=1.5 if quick else 5.0)
     console.print("[bold]replay[/] ...")
@@ -294,6 +299,19 @@ def main(argv: list[str] | None = None) -> int:
             f"{e['sequential_play']['p50_ms']:.2f} ms, p99 {e['sequential_play']['p99_ms']:.2f} ms; "
             "64 matches at once: "
             f"{e['concurrent']['moves_per_s']:.0f} moves/s"
+        )
+    cp = out["critical_path"]
+    if "skipped" in cp:
+        console.print(f"critical path at G=1: skipped ({cp['skipped']})")
+    else:
+        console.print(
+            f"critical path of a move at G=1 (p50 µs, {cp['moves_per_s']:.0f} moves/s marked): "
+            + ", ".join(
+                f"{part} {cp[part].get('p50_us', 0):.0f}"
+                for part in (*critical_path.PARTS, "rules_call", "cycle")
+            )
+            + f"; a game's creation {cp['create'].get('p50_us', 0):.0f}, "
+            f"its index write {cp['create_index'].get('p50_us', 0):.0f}"
         )
     sk = out["end_to_end_skeleton"]
     console.print(

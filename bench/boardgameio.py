@@ -409,12 +409,15 @@ def run_ours(
     profile: Path | None = None,
     source: Path | None = None,
     path: str = "unary",
+    marks: Path | None = None,
 ) -> dict[str, Any]:
     """Our stack on the workload; ``env``: extra settings of the services;
     ``profile``: a folder for py-spy profiles of the match and rules services;
     ``source``: run the services from that checkout (default this one);
-    ``path``: the clients' calls (``DRIVERS``, ``NODE_PLAY`` or ``NODE_SESSION``)."""
+    ``path``: the clients' calls (``DRIVERS``, ``NODE_PLAY`` or ``NODE_SESSION``);
+    ``marks``: a folder for the services' marks (``bench.marks``)."""
     cwd = None if source is None else str(source)
+    launcher = () if marks is None else ("bench.marks", str(marks))
     saved = dict(os.environ)
     if not services.GRPC_EXPERIMENTS_BY_OPERATOR:
         # set by this process's own import of ``services``: the services
@@ -423,8 +426,8 @@ def run_ours(
     os.environ.update(env or {})
     try:
         with NatsServer() as nats, ValkeyServer() as valkey:
-            rules, rules_addr = _start_rules(1, cwd)
-            proc, address = _start_service(nats, valkey, rules_addr, cwd)
+            rules, rules_addr = _start_rules(1, cwd, launcher)
+            proc, address = _start_service(nats, valkey, rules_addr, cwd, launcher)
             pids = {
                 "match": proc.pid,
                 "rules": rules.pid,

@@ -29,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
@@ -186,11 +187,14 @@ def start_module(args: list[str], port: int, what: str) -> subprocess.Popen[str]
     return proc
 
 
-def _start_rules(workers: int, cwd: str | None = None) -> tuple[subprocess.Popen[str], str]:
+def _start_rules(
+    workers: int, cwd: str | None = None, launcher: Sequence[str] = ()
+) -> tuple[subprocess.Popen[str], str]:
     """The rules service as its own process(es) on a free port (the code in
-    ``cwd``, default this checkout)."""
+    ``cwd``, default this checkout); ``launcher``: a module (and its
+    arguments) that runs the service's (``bench.marks``)."""
     port = free_port()
-    command = [sys.executable, "-m", "services.rules", "--host", "127.0.0.1"]
+    command = [sys.executable, "-m", *launcher, "services.rules", "--host", "127.0.0.1"]
     proc = subprocess.Popen(
         [*command, "--port", str(port), "--workers", str(workers)],
         env={**os.environ, "TABLETOP_LOG_LEVEL": "WARNING", **_source_env(cwd)},
@@ -208,8 +212,13 @@ def _source_env(cwd: str | None) -> dict[str, str]:
 
 
 def _start_service(
-    nats: NatsServer, valkey: ValkeyServer, rules_addr: str = "", cwd: str | None = None
+    nats: NatsServer,
+    valkey: ValkeyServer,
+    rules_addr: str = "",
+    cwd: str | None = None,
+    launcher: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[str], str]:
+    """The match service on a free port (``cwd``, ``launcher``: as ``_start_rules``)."""
     port = free_port()
     env = {
         **os.environ,
@@ -225,7 +234,7 @@ def _start_service(
         **_source_env(cwd),
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "services.match"],
+        [sys.executable, "-m", *launcher, "services.match"],
         env=env,
         cwd=cwd,
         stdout=subprocess.DEVNULL,

@@ -1,0 +1,200 @@
+"""Where one move's time goes at G=1: its critical path, part by part.
+
+At G=1 nothing overlaps. Each move crosses the client, the match service,
+the rules service, nats-server and back, one after the other, and the
+moves per second are the inverse of that path. This runs our stack as
+``bench.boardgameio``'s ``session_node`` path does (one game at a time from
+the Node driver, a ``PlaySession`` per seat), with the match and rules
+services started under ``bench.marks``, which timestamps each hand-over of
+a move, and cuts every move's path into six parts (median and p90, µs):
+
+* ``client``: from the later of the previous move's two frames (built for
+  the two seats' streams) to this move's request decoded by the match
+  service. The frames' gRPC writes, the network both ways, the client
+  reading both frames and sending the move, the match service's read of it;
+* ``match_in``: the request decoded until the rules request is handed to
+  the rules stream (checks, idempotency key, the projection, the call);
+* ``rules``: that hand-over until the answer is read back; of it,
+  ``rules_call`` is the rules service's own handling of the call
+  (``_one_call``: bounds, decode, the rules, encode, redaction, metrics),
+  the rest the two gRPC hops;
+* ``match_decide``: the answer read until the commit's append begins;
+* ``jetstream``: the append begun until JetStream's ack is read (encode,
+  publish, nats-server's store, the ack's way back);
+* ``match_out``: the ack read until the second frame is built (the
+  projection, the fan-out, the frames).
+
+A move whose path a game's creation interrupts counts for none of the parts
+it overlaps. Per game: ``create``, ``CreateMatch``'s whole handling in the
+match service, and its ``index`` part (the lobby index's write it waits
+for). The marks cost each process about a microsecond each, so this run's
+moves per second (reported) are a little under the throughput sections'.
+
+``python -m bench.critical_path [--seconds 5]`` prints the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import json
+import statistics
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PARTS = ("client", "match_in", "rules", "match_decide", "jetstream", "match_out")
+
+Marks = dict[str, list[int]]
+"""Mark name -> its times (ns, sorted)."""
+
+
+def read_marks(folder: Path) -> tuple[Marks, Marks]:
+    """The match service's and the rules service's marks in ``folder``."""
+    out: tuple[Marks, Marks] = ({}, {})
+    for path in folder.glob("*.marks"):
+        marks = out[0] if path.name.startswith("match.") else out[1]
+        for line in path.read_text().splitlines():
+            ns, name = line.split()
+            marks.setdefault(name, []).append(int(ns))
+    for marks in out:
+        for times in marks.values():
+            times.sort()
+    return out
+
+
+def _after(times: Sequence[int], t: int) -> int | None:
+    i = bisect.bisect_right(times, t)
+    return times[i] if i < len(times) else None
+
+
+def _between(times: Sequence[int], start: int, end: int) -> list[int]:
+    return list(times[bisect.bisect_right(times, start) : bisect.bisect_left(times, end)])
+
+
+def moves(match: Marks, rules: Marks) -> list[dict[str, int]]:
+    """Each move's path, as the times (ns) of its hand-overs; the moves whose
+    path is whole, in order."""
+    get = match.get
+    requests = get("req", [])
+    creates = sorted(get("create>", []) + get("create<", []))
+    calls_in, calls_out = rules.get("call>", []), rules.get("call<", [])
+    out = []
+    for i, req in enumerate(requests):
+        end = requests[i + 1] if i + 1 < len(requests) else None
+        path: dict[str, int] = {"req": req}
+        at = req
+        for name in ("rwrite", "rread", "append", "ack"):
+            t = _after(get(name, []), at)
+            if t is None:
+                break
+            path[name] = at = t
+        else:
+            frames = get("frame", [])
+            i1 = bisect.bisect_right(frames, at)
+            if i1 + 1 >= len(frames):
+                continue
+            path["frame"] = frames[i1 + 1]
+            if (end is not None and path["frame"] > end) or _between(creates, req, path["frame"]):
+                continue
+            started = _between(calls_in, path["rwrite"], path["rread"])
+            finished = _between(calls_out, path["rwrite"], path["rread"])
+            if len(started) == 1 and len(finished) == 1:
+                path["call>"], path["call<"] = started[0], finished[0]
+            out.append(path)
+    return out
+
+
+def parts(paths: list[dict[str, int]], match: Marks) -> dict[str, list[float]]:
+    """Each part's durations (µs) over the moves; ``client`` only between two
+    moves with no game created in between."""
+    creates = sorted(match.get("create>", []) + match.get("create<", []))
+    out: dict[str, list[float]] = {name: [] for name in (*PARTS, "rules_call", "cycle")}
+    previous: dict[str, int] | None = None
+    for p in paths:
+        if previous is not None and not _between(creates, previous["frame"], p["req"]):
+            out["client"].append((p["req"] - previous["frame"]) / 1000)
+            out["cycle"].append((p["req"] - previous["req"]) / 1000)
+        out["match_in"].append((p["rwrite"] - p["req"]) / 1000)
+        out["rules"].append((p["rread"] - p["rwrite"]) / 1000)
+        if "call>" in p:
+            out["rules_call"].append((p["call<"] - p["call>"]) / 1000)
+        out["match_decide"].append((p["append"] - p["rread"]) / 1000)
+        out["jetstream"].append((p["ack"] - p["append"]) / 1000)
+        out["match_out"].append((p["frame"] - p["ack"]) / 1000)
+        previous = p
+    return out
+
+
+def _durations(starts: Sequence[int], ends: Sequence[int]) -> list[float]:
+    """Each start's duration to the first end after it (µs)."""
+    out = []
+    for start in starts:
+        end = _after(ends, start)
+        if end is not None:
+            out.append((end - start) / 1000)
+    return out
+
+
+def summary(values: list[float]) -> dict[str, float | int]:
+    if not values:
+        return {"n": 0}
+    ordered = sorted(values)
+    return {
+        "n": len(values),
+        "p50_us": round(statistics.median(ordered), 1),
+        "p90_us": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))], 1),
+    }
+
+
+def analyse(match: Marks, rules: Marks) -> dict[str, Any]:
+    """The figures of a run's marks (see the module)."""
+    by_part = parts(moves(match, rules), match)
+    out: dict[str, Any] = {name: summary(v) for name, v in by_part.items()}
+    out["sum_of_p50_us"] = round(sum(out[name].get("p50_us", 0.0) for name in PARTS), 1)
+    out["create"] = summary(_durations(match.get("create>", []), match.get("create<", [])))
+    index = []
+    for start in match.get("create>", []):
+        end = _after(match.get("create<", []), start)
+        # the create's own write is the last one begun in it (another may be
+        # the previous game's, marking it finished)
+        begun = _between(match.get("index>", []), start, end) if end is not None else []
+        index += _durations(begun[-1:], match.get("index<", []))
+    out["create_index"] = summary(index)
+    return out
+
+
+def run(seconds: float = 5.0, path: str = "session_node") -> dict[str, Any]:
+    """Our stack at G=1 on ``path`` with the services marked (see the module)."""
+    from bench import boardgameio
+
+    if path == "session_node":
+        try:
+            boardgameio.ensure_node_modules()
+        except boardgameio.Skipped as e:
+            return {"skipped": str(e)}
+    with tempfile.TemporaryDirectory(prefix="tabletop-marks-") as folder:
+        figures = boardgameio.run_ours(1, seconds, path=path, marks=Path(folder))
+        out = analyse(*read_marks(Path(folder)))
+    out["moves_per_s"] = round(figures["moves_per_s"], 1)
+    out["path"] = path
+    out["note"] = (
+        "medians (µs) of each part of a move's path at G=1, the services marked "
+        "(bench/marks.py): client = the frames' way out, the client and the move's "
+        "way in; rules_call = the rules service's handling within rules"
+    )
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--path", default="session_node", choices=("session_node", "play"))
+    args = parser.parse_args(argv)
+    print(json.dumps(run(args.seconds, args.path), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
