@@ -16,7 +16,10 @@ tic-tac-toe draw over and over. Per server: the call's p50/p99 and the
 server's CPU per call. And the same work in a warm loop in this process
 (``in_process``: one stream call's whole handling, ``_one_call``, and the
 engine's part of it, ``_apply_move``), so that what a served call costs
-can be read against what its code takes when nothing else runs.
+can be read against what its code takes when nothing else runs; and the
+same again with the caches emptied before each call (``one_call_cold``,
+``apply_move_cold``: 32 MB of other memory read first), what the code takes
+in a process that other processes ran in between, as at G=1.
 
     python -m bench.rules_hop [--calls N]       # the figures, as JSON
 """
@@ -167,9 +170,11 @@ def _served(proc: subprocess.Popen[str], address: str, drive: Drive, calls: int)
     return figures
 
 
-def in_process(calls: int) -> dict[str, Any]:
+def in_process(calls: int, cold_calls: int = 200) -> dict[str, Any]:
     """The warm-loop cost of one stream call's handling and of its engine part
-    (logging at warning, as the benchmarks run the rules service)."""
+    (logging at warning, as the benchmarks run the rules service), and the
+    same with the caches emptied before each of ``cold_calls`` calls
+    (``one_call_cold``, ``apply_move_cold``)."""
     configure_logging(service="bench", level="WARNING")
     servicer = RulesServicer()
     new = servicer._new_game(rules_pb2.NewGameRequest(game=GAME, players=2, entropy=SETUP_ENTROPY))
@@ -206,7 +211,27 @@ def in_process(calls: int) -> dict[str, Any]:
             work(i)
             timed.append(time.perf_counter_ns() - started)
         out[name] = summary_ms(timed)
+        # The same with the caches emptied before each call (a read of
+        # COLD_BYTES, many times the per-core caches): what the work costs
+        # a process that something else ran in between, as a served call's
+        # does when the moves come one at a time.
+        timed = []
+        for i in range(cold_calls):
+            _evict()
+            started = time.perf_counter_ns()
+            work(i)
+            timed.append(time.perf_counter_ns() - started)
+        out[f"{name}_cold"] = summary_ms(timed)
     return out
+
+
+COLD_BYTES = 32 << 20
+_far = bytearray(COLD_BYTES)
+
+
+def _evict() -> None:
+    """Read ``COLD_BYTES`` of memory nothing else uses."""
+    _far.count(1)
 
 
 def run(calls: int = 3000) -> dict[str, Any]:
@@ -224,7 +249,7 @@ def run(calls: int = 3000) -> dict[str, Any]:
         for proc in (echo, cached, rules):
             proc.terminate()
             proc.wait(15)
-    out["in_process"] = in_process(calls)
+    out["in_process"] = in_process(calls, cold_calls=max(20, calls // 15))
     out["rules_over_cached_p50"] = out["rules"]["p50_ms"] / out["cached"]["p50_ms"]
     out["cached_over_echo_p50"] = out["cached"]["p50_ms"] / out["echo"]["p50_ms"]
     return out
