@@ -54,6 +54,8 @@ from tabletop.rules.v1 import rules_pb2, rules_pb2_grpc
 GAME = "tic_tac_toe"
 SETUP_ENTROPY = b"s" * 32
 MOVE_ENTROPY = b"m" * 32
+COLD_BYTES = 32 << 20
+"""What ``in_process`` reads before each cold call: many times a core's caches."""
 
 
 class CachedRules(RulesServicer):
@@ -201,6 +203,7 @@ def in_process(calls: int, cold_calls: int = 200) -> dict[str, Any]:
     def apply_move(i: int) -> None:
         contextvars.copy_context().run(servicer._apply_move, requests[i % 9])
 
+    far = bytearray(COLD_BYTES)  # memory nothing else uses, read before each cold call
     out = {}
     for name, work in (("one_call", one_call), ("apply_move", apply_move)):
         for i in range(500):
@@ -212,26 +215,17 @@ def in_process(calls: int, cold_calls: int = 200) -> dict[str, Any]:
             timed.append(time.perf_counter_ns() - started)
         out[name] = summary_ms(timed)
         # The same with the caches emptied before each call (a read of
-        # COLD_BYTES, many times the per-core caches): what the work costs
+        # ``far``, many times the per-core caches): what the work costs
         # a process that something else ran in between, as a served call's
         # does when the moves come one at a time.
         timed = []
         for i in range(cold_calls):
-            _evict()
+            far.count(1)
             started = time.perf_counter_ns()
             work(i)
             timed.append(time.perf_counter_ns() - started)
         out[f"{name}_cold"] = summary_ms(timed)
     return out
-
-
-COLD_BYTES = 32 << 20
-_far = bytearray(COLD_BYTES)
-
-
-def _evict() -> None:
-    """Read ``COLD_BYTES`` of memory nothing else uses."""
-    _far.count(1)
 
 
 def run(calls: int = 3000) -> dict[str, Any]:
