@@ -83,7 +83,7 @@ def moves(match: Marks, rules: Marks) -> list[dict[str, int]]:
     out = []
     for i, req in enumerate(requests):
         end = requests[i + 1] if i + 1 < len(requests) else None
-        path: dict[str, int] = {"req": req}
+        path: dict[str, int] = {"i": i, "req": req}
         at = req
         for name in ("rwrite", "rread", "append", "ack"):
             t = _after(get(name, []), at)
@@ -107,13 +107,17 @@ def moves(match: Marks, rules: Marks) -> list[dict[str, int]]:
 
 
 def parts(paths: list[dict[str, int]], match: Marks) -> dict[str, list[float]]:
-    """Each part's durations (µs) over the moves; ``client`` only between two
-    moves with no game created in between."""
+    """Each part's durations (µs) over the moves; ``client`` (and ``cycle``)
+    only between two moves in a row, with no game created in between."""
     creates = sorted(match.get("create>", []) + match.get("create<", []))
     out: dict[str, list[float]] = {name: [] for name in (*PARTS, "rules_call", "cycle")}
     previous: dict[str, int] | None = None
     for p in paths:
-        if previous is not None and not _between(creates, previous["frame"], p["req"]):
+        if (
+            previous is not None
+            and previous["i"] + 1 == p["i"]
+            and not _between(creates, previous["frame"], p["req"])
+        ):
             out["client"].append((p["req"] - previous["frame"]) / 1000)
             out["cycle"].append((p["req"] - previous["req"]) / 1000)
         out["match_in"].append((p["rwrite"] - p["req"]) / 1000)

@@ -68,6 +68,16 @@ def test_a_move_a_creation_interrupts_counts_for_nothing() -> None:
     assert figures["client"]["n"] == 0  # the first and third moves are not in a row
 
 
+def test_the_client_part_is_only_between_two_moves_in_a_row() -> None:
+    match, rules = _synthetic()
+    for name in ("create>", "create<", "index>", "index<"):
+        del match[name]
+    del match["ack"][1]  # the second move's path is not whole: it counts for nothing
+    figures = critical_path.analyse(match, rules)
+    assert figures["match_in"]["n"] == 2
+    assert figures["client"]["n"] == 0  # the third move does not follow the first
+
+
 def test_a_run_of_the_stack_marks_every_part_of_its_moves() -> None:
     figures = critical_path.run(seconds=1.0, path="play")
     for part in (*critical_path.PARTS, "rules_call", "cycle", "create", "create_index"):
