@@ -15,7 +15,7 @@
 | TABLETOP_MATCH_DUPLICATE_WINDOW_S     | 120                      |
 | TABLETOP_MATCH_STORE_TIMEOUT_S        | 5.0 (a JetStream call)   |
 | TABLETOP_MATCH_RELAY_FINISHED         | 1 (relay MatchFinished)  |
-| TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5                        |
+| TABLETOP_MATCH_DECIDE_ATTEMPTS        | 5 (races lost in a row)  |
 | TABLETOP_MATCH_HOT_CACHE              | 1024 matches             |
 | TABLETOP_MATCH_CACHE_TTL_S            | 86400                    |
 | TABLETOP_MATCH_CACHE_WRITE_INTERVAL_S | 0.1 (Redis written behind, coalesced) |

@@ -243,9 +243,14 @@ class Writes(Projections):
         unknown = {"idempotency_key": key} if generated else {}
         # Whether ``p`` is known to be the stream's head: a copy in memory or
         # in Redis may be behind (another replica moved), so a rejection or a
-        # stale expected version decided on it is checked first.
+        # stale expected version decided on it is checked first, and an
+        # append refused on it is not a race lost (``races``: the appends
+        # refused on a head just read, in a row). Each pass that neither
+        # answers nor counts a race makes ``p`` current, which it stays: so
+        # the loop ends.
         current = False
-        for _attempt in range(self.config.max_decide_attempts):
+        races = 0
+        while races < self.config.max_decide_attempts:
             if digest in p.keys:  # a key once applied stays applied: no check needed
                 metrics.IDEMPOTENT_REPLIES.inc()
                 stored = await self._store(self.store.commit_at(p.keys[digest]))
@@ -316,6 +321,8 @@ class Writes(Projections):
                 )
             except AppendConflict:
                 metrics.APPEND_CONFLICTS.inc()
+                if current:  # decided on the head just read: a race lost
+                    races += 1
                 p = await self._catch_up(p)
                 current = True
                 continue
@@ -329,9 +336,7 @@ class Writes(Projections):
                     await self._catch_up(p)
                 return await self._answer(p.meta, stored, request)
             return await self._applied(p, commit, seq, decision, digest)
-        raise TooMuchContention(
-            f"the move lost {self.config.max_decide_attempts} races in a row", p.version
-        )
+        raise TooMuchContention(f"the move lost {races} races in a row", p.version)
 
     async def _head(self, p: Projection) -> Projection:
         """``p`` caught up with the stream's head (one read when it is current)."""

@@ -206,3 +206,80 @@ async def test_a_storm_of_concurrent_and_retried_submits_applies_each_key_once(
     for key, answers in replies.items():
         assert len(answers) == 2 and answers[0] == answers[1], key
     assert sorted(a[0].version for a in replies.values()) == list(range(1, 13))
+
+
+# A copy behind the stream is not a race lost: with one decide allowed per
+# race (``decide_attempts=1``), a move made on an instance whose copy another
+# instance's commit left behind is still applied, whichever way the copy
+# shows it: an append refused (10071) or a move the rules refuse on it.
+
+
+async def test_a_copy_left_behind_is_not_a_race_lost_when_the_append_is_refused(
+    start_service, settings
+) -> None:
+    one = await start_service(decide_attempts=1)
+    two = await start_service()
+    match_id = await one.player("guest:a").create("secret_bids", ["guest:a", "guest:b"])
+    await one.player("guest:a").get(match_id)  # instance one holds version 0
+    await two.player("guest:b").submit(match_id, bid(5))
+    # decided on version 0 (bids are simultaneous: the rules take it), refused
+    # by JetStream, then decided again on version 1 and applied
+    reply = await one.player("guest:a").submit(match_id, bid(3))
+    assert reply.version == 2
+    commits = await stream_commits(settings.nats_url, match_id)
+    assert [c.version for c in commits] == [0, 1, 2]
+
+
+async def test_a_copy_left_behind_is_not_a_race_lost_when_the_rules_refuse_on_it(
+    start_service, settings
+) -> None:
+    one = await start_service(decide_attempts=1)
+    two = await start_service()
+    match_id = await one.player("guest:a").create("tic_tac_toe", ["guest:a", "guest:b"])
+    await one.player("guest:a").get(match_id)  # instance one holds version 0: X to move
+    await two.player("guest:a").submit(match_id, mark(4))
+    # O's move, refused on version 0 (not O's turn there), is checked against
+    # the stream's head, decided again on version 1 and applied
+    reply = await one.player("guest:b").submit(match_id, mark(0))
+    assert reply.version == 2
+    assert len(await stream_commits(settings.nats_url, match_id)) == 3
+
+
+class SecondDecideGated(InProcessRules):
+    """The engine; the second ``decide`` waits until the test releases it."""
+
+    def __init__(self) -> None:
+        super().__init__(make_registry())
+        self.decides = 0
+        self.reached = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def decide(self, state, seat, move, entropy):
+        decision = await super().decide(state, seat, move, entropy)
+        self.decides += 1
+        if self.decides == 2:
+            self.reached.set()
+            await self.release.wait()
+        return decision
+
+
+async def test_a_move_that_loses_its_races_on_the_head_is_aborted(start_service, settings) -> None:
+    rules = SecondDecideGated()
+    one = await start_service(rules=rules, decide_attempts=1)
+    two = await start_service()
+    players = ["guest:a", "guest:b", "guest:c"]
+    match_id = await one.player("guest:a").create("secret_bids", players)
+    await one.player("guest:a").get(match_id)  # instance one holds version 0
+    await two.player("guest:b").submit(match_id, bid(5))
+    move = asyncio.ensure_future(one.player("guest:a").submit(match_id, bid(3)))
+    # refused on its copy, read the head (version 1), decided again there...
+    await asyncio.wait_for(rules.reached.wait(), 10)
+    # ...and another commit comes first again: a race lost on the head
+    await two.player("guest:c").submit(match_id, bid(4))
+    rules.release.set()
+    with pytest.raises(grpc.aio.AioRpcError) as e:
+        await move
+    assert e.value.code() == grpc.StatusCode.ABORTED
+    info = error_info(e.value)
+    assert info.reason == "too_much_contention" and info.metadata["current_version"] == "2"
+    assert len(await stream_commits(settings.nats_url, match_id)) == 3
