@@ -208,10 +208,10 @@ async def test_a_storm_of_concurrent_and_retried_submits_applies_each_key_once(
     assert sorted(a[0].version for a in replies.values()) == list(range(1, 13))
 
 
-# A copy behind the stream is not a race lost: with one decide allowed per
-# race (``decide_attempts=1``), a move made on an instance whose copy another
-# instance's commit left behind is still applied, whichever way the copy
-# shows it: an append refused (10071) or a move the rules refuse on it.
+# A copy behind the stream is not a race lost: with a move aborted at its
+# first race lost (``decide_attempts=1``), a move made on an instance whose
+# copy another instance's commit left behind is still applied, whichever way
+# the copy shows it: an append refused (10071) or a move the rules refuse on it.
 
 
 async def test_a_copy_left_behind_is_not_a_race_lost_when_the_append_is_refused(
@@ -263,7 +263,9 @@ class SecondDecideGated(InProcessRules):
         return decision
 
 
-async def test_a_move_that_loses_its_races_on_the_head_is_aborted(start_service, settings) -> None:
+async def test_a_move_that_loses_a_race_on_the_head_it_read_is_aborted(
+    start_service, settings
+) -> None:
     rules = SecondDecideGated()
     one = await start_service(rules=rules, decide_attempts=1)
     two = await start_service()
