@@ -441,6 +441,7 @@ def run_ours(
                 else:
                     asyncio.run(DRIVERS[path](address).run(2, 0.5))  # warm up
                 spies = _profilers(pids, profile, seconds) if profile else []
+                measured_from_ns = time.monotonic_ns()  # after the warm-up
                 before = {k: _cpu_s(p) for k, p in pids.items()}
                 if node is not None:
                     client0 = _children_cpu_s()
@@ -467,6 +468,7 @@ def run_ours(
     figures["cpu_ms_per_move"] = cpu
     figures["client_cpu_ms_per_move"] = client * 1000 / moves
     figures["path"] = path
+    figures["measured_from_ns"] = measured_from_ns
     return figures
 
 

@@ -50,14 +50,16 @@ Marks = dict[str, list[int]]
 """Mark name -> its times (ns, sorted)."""
 
 
-def read_marks(folder: Path) -> tuple[Marks, Marks]:
-    """The match service's and the rules service's marks in ``folder``."""
+def read_marks(folder: Path, since_ns: int = 0) -> tuple[Marks, Marks]:
+    """The match service's and the rules service's marks in ``folder``, those
+    from ``since_ns`` on (the warm-up before it plays two games at once)."""
     out: tuple[Marks, Marks] = ({}, {})
     for path in folder.glob("*.marks"):
         marks = out[0] if path.name.startswith("match.") else out[1]
         for line in path.read_text().splitlines():
             ns, name = line.split()
-            marks.setdefault(name, []).append(int(ns))
+            if int(ns) >= since_ns:
+                marks.setdefault(name, []).append(int(ns))
     for marks in out:
         for times in marks.values():
             times.sort()
@@ -180,7 +182,7 @@ def run(seconds: float = 5.0, path: str = "session_node") -> dict[str, Any]:
             return {"skipped": str(e)}
     with tempfile.TemporaryDirectory(prefix="tabletop-marks-") as folder:
         figures = boardgameio.run_ours(1, seconds, path=path, marks=Path(folder))
-        out = analyse(*read_marks(Path(folder)))
+        out = analyse(*read_marks(Path(folder), figures["measured_from_ns"]))
     out["moves_per_s"] = round(figures["moves_per_s"], 1)
     out["path"] = path
     out["note"] = (

@@ -87,3 +87,13 @@ def test_a_run_of_the_stack_marks_every_part_of_its_moves() -> None:
     assert figures["rules_call"]["p50_us"] < figures["rules"]["p50_us"]
     assert figures["create_index"]["p50_us"] < figures["create"]["p50_us"]
     assert figures["moves_per_s"] > 0
+
+
+def test_marks_from_before_the_measured_run_are_left_out(tmp_path) -> None:
+    (tmp_path / "match.1.marks").write_text("100 req\n200 rwrite\n300 req\n")
+    (tmp_path / "rules.2.marks").write_text("150 call>\n250 call>\n")
+    match, rules = critical_path.read_marks(tmp_path, since_ns=200)
+    assert match == {"rwrite": [200], "req": [300]}
+    assert rules == {"call>": [250]}
+    match, rules = critical_path.read_marks(tmp_path)
+    assert match["req"] == [100, 300]
