@@ -24,8 +24,10 @@ a move, and cuts every move's path into six parts (median and p90, µs):
 * ``match_out``: the ack read until the second frame is built (the
   projection, the fan-out, the frames).
 
-A move whose path a game's creation interrupts counts for none of the parts
-it overlaps. Per game: ``create``, ``CreateMatch``'s whole handling in the
+Only the marks of the measured run count, not those of its warm-up (two
+games at once). A move whose path a game's creation interrupts counts for
+none of the parts it overlaps, and ``client`` (with ``cycle``, one move's
+request to the next's) is taken only between two moves in a row. Per game: ``create``, ``CreateMatch``'s whole handling in the
 match service, and its ``index`` part (the lobby index's write it waits
 for). The marks cost each process about a microsecond each, so this run's
 moves per second (reported) are a little under the throughput sections'.
