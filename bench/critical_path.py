@@ -40,11 +40,12 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
-import statistics
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from bench.stats import percentile
 
 PARTS = ("client", "match_in", "rules", "match_decide", "jetstream", "match_out")
 
@@ -77,12 +78,16 @@ def _between(times: Sequence[int], start: int, end: int) -> list[int]:
     return list(times[bisect.bisect_right(times, start) : bisect.bisect_left(times, end)])
 
 
-def moves(match: Marks, rules: Marks) -> list[dict[str, int]]:
+def _creates(match: Marks) -> list[int]:
+    """When games' creations began and ended (ns, sorted)."""
+    return sorted(match.get("create>", []) + match.get("create<", []))
+
+
+def moves(match: Marks, rules: Marks, creates: Sequence[int]) -> list[dict[str, int]]:
     """Each move's path, as the times (ns) of its hand-overs; the moves whose
-    path is whole, in order."""
+    path is whole (no creation in it: ``creates``), in order."""
     get = match.get
     requests = get("req", [])
-    creates = sorted(get("create>", []) + get("create<", []))
     calls_in, calls_out = rules.get("call>", []), rules.get("call<", [])
     out = []
     for i, req in enumerate(requests):
@@ -110,10 +115,9 @@ def moves(match: Marks, rules: Marks) -> list[dict[str, int]]:
     return out
 
 
-def parts(paths: list[dict[str, int]], match: Marks) -> dict[str, list[float]]:
+def parts(paths: list[dict[str, int]], creates: Sequence[int]) -> dict[str, list[float]]:
     """Each part's durations (µs) over the moves; ``client`` (and ``cycle``)
     only between two moves in a row, with no game created in between."""
-    creates = sorted(match.get("create>", []) + match.get("create<", []))
     out: dict[str, list[float]] = {name: [] for name in (*PARTS, "rules_call", "cycle")}
     previous: dict[str, int] | None = None
     for p in paths:
@@ -151,14 +155,15 @@ def summary(values: list[float]) -> dict[str, float | int]:
     ordered = sorted(values)
     return {
         "n": len(values),
-        "p50_us": round(statistics.median(ordered), 1),
-        "p90_us": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.9))], 1),
+        "p50_us": round(percentile(ordered, 50), 1),
+        "p90_us": round(percentile(ordered, 90), 1),
     }
 
 
 def analyse(match: Marks, rules: Marks) -> dict[str, Any]:
     """The figures of a run's marks (see the module)."""
-    by_part = parts(moves(match, rules), match)
+    creates = _creates(match)
+    by_part = parts(moves(match, rules, creates), creates)
     out: dict[str, Any] = {name: summary(v) for name, v in by_part.items()}
     out["sum_of_p50_us"] = round(sum(out[name].get("p50_us", 0.0) for name in PARTS), 1)
     out["create"] = summary(_durations(match.get("create>", []), match.get("create<", [])))
