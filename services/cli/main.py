@@ -22,11 +22,10 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -44,6 +43,7 @@ from engine_core.testing import move_entropy, seed_bytes, setup_entropy
 from services.cli.clock import check_clock_spec, print_clocks, wait_counting_down
 from services.cli.connect import Addresses, NotRunning, Session
 from services.cli.identity import Credentials
+from services.cli.prompt import read_line
 from services.cli.render import Renderer, Section, changed, renderer_for
 from services.common.errors import error_info
 from tabletop.match.v1 import match_pb2
@@ -179,31 +179,15 @@ def ask_move(r: Renderer, moves: list[Any], view: Any) -> Any:
     for i, (text, _mv) in enumerate(entries, 1):
         say(f"  {i:3d}. {text}")
     while True:
-        with sigint_raises():
-            try:
-                raw = console.input(f"your move [1-{len(moves)}, q to quit]: ").strip()
-            except (KeyboardInterrupt, EOFError):
-                raise Quit from None
+        try:
+            raw = read_line(console, f"your move [1-{len(moves)}, q to quit]: ").strip()
+        except (KeyboardInterrupt, EOFError):
+            raise Quit from None
         if raw.lower() in ("q", "quit", "exit"):
             raise Quit
         if raw.isdigit() and 1 <= int(raw) <= len(moves):
             return moves[int(raw) - 1]
         say(f"type a number from 1 to {len(moves)}, or q to quit", "red")
-
-
-@contextlib.contextmanager
-def sigint_raises() -> Iterator[None]:
-    """Ctrl-C raises at once while reading the prompt (asyncio's own handler
-    would only cancel the task once the blocking read returns)."""
-    try:
-        old = signal.signal(signal.SIGINT, signal.default_int_handler)
-    except ValueError:  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 # ---------------------------------------------------------------- matchmaking

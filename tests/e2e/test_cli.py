@@ -98,7 +98,7 @@ def interrupt_at_prompt(env: dict[str, str], *args: str) -> tuple[int, str, floa
         if time.monotonic() - pressed > 20:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
-            pytest.fail("Ctrl-C at the prompt did not quit")
+            pytest.fail(f"Ctrl-C at the prompt did not quit: {out.decode(errors='replace')}")
 
 
 def test_one_player_across_commands(env: dict[str, str]) -> None:
