@@ -36,9 +36,6 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
-import services  # noqa: F401  (first: the services' gRPC settings, before grpc loads)
-
-# isort: split
 import grpc
 
 from bench import skeleton

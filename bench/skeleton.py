@@ -58,9 +58,6 @@ from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
-import services  # noqa: F401  (first: the services' gRPC settings, before grpc loads)
-
-# isort: split
 import grpc
 import nats
 from nats.js import api
