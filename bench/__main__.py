@@ -316,6 +316,12 @@ def main(argv: list[str] | None = None) -> int:
             + f"; a game's creation {cp['create'].get('p50_us', 0):.0f}, "
             f"its index write {cp['create_index'].get('p50_us', 0):.0f}"
         )
+        console.print(
+            "  its steps (p50 µs): "
+            + ", ".join(
+                f"{step} {cp[step].get('p50_us', 0):.0f}" for step, _, _ in critical_path.STEPS
+            )
+        )
     sk = out["end_to_end_skeleton"]
     console.print(
         f"skeleton: SubmitMove p50 {sk['sequential']['p50_ms']:.2f} ms, "

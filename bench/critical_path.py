@@ -24,6 +24,26 @@ a move, and cuts every move's path into six parts (median and p90, µs):
 * ``match_out``: the ack read until the second frame is built (the
   projection, the fan-out, the frames).
 
+And each part the match service has, cut again where its work is handed
+from one task to the next (``STEPS``, only for a move whose marks of them
+all lie in order):
+
+* ``match_in`` = ``in_queue`` (the move handed from the session's reader to
+  its mover, until the write path begins) + ``in_checks`` (the projection,
+  the checks, the idempotency key, until the rules call) + ``in_send`` (the
+  rules request built and handed to the stream's writer, until it writes);
+* ``rules`` = ``rules_out`` (the rules request's way to the rules service's
+  handling) + ``rules_call`` + ``rules_back`` (the answer's way back);
+* ``match_decide`` = ``decide_wake`` (the answer read until the waiting
+  move has its decision) + ``decide_commit`` (the commit built, until the
+  append);
+* ``match_out`` = ``out_wake`` (the ack read until the waiting append
+  returns) + ``out_apply`` (the new projection, the fan-out to this
+  process's feeds, the cache, the timer, until the write path returns) +
+  ``out_follow`` (the followers and the session's writer, until the first
+  frame is built) + ``out_second`` (the first frame built and handed to
+  gRPC, until the second is built).
+
 Only the marks of the measured run count, not those of its warm-up (two
 games at once). A move whose path a game's creation interrupts counts for
 none of the parts it overlaps, and ``client`` (with ``cycle``, one move's
@@ -41,13 +61,38 @@ import argparse
 import bisect
 import json
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from bench.stats import percentile
 
 PARTS = ("client", "match_in", "rules", "match_decide", "jetstream", "match_out")
+
+STEPS = (
+    ("in_queue", "req", "submit>"),
+    ("in_checks", "submit>", "decide>"),
+    ("in_send", "decide>", "rwrite"),
+    ("rules_out", "rwrite", "call>"),
+    ("rules_back", "call<", "rread"),
+    ("decide_wake", "rread", "decide<"),
+    ("decide_commit", "decide<", "append"),
+    ("out_wake", "ack", "appended"),
+    ("out_apply", "appended", "submit<"),
+    ("out_follow", "submit<", "frame1"),
+    ("out_second", "frame1", "frame"),
+)
+"""The steps within the parts (see the module): name, from mark, to mark
+(``frame1`` the first of the move's two frames, ``frame`` the second)."""
+
+_STEP_MARKS = (
+    # mark, the mark it follows, the mark it precedes
+    ("submit>", "req", "rwrite"),
+    ("decide>", "submit>", "rwrite"),
+    ("decide<", "rread", "append"),
+    ("appended", "ack", "frame1"),
+    ("submit<", "appended", "frame1"),
+)
 
 Marks = dict[str, list[int]]
 """Mark name -> its times (ns, sorted)."""
@@ -104,9 +149,10 @@ def moves(match: Marks, rules: Marks, creates: Sequence[int]) -> list[dict[str, 
             i1 = bisect.bisect_right(frames, at)
             if i1 + 1 >= len(frames):
                 continue
-            path["frame"] = frames[i1 + 1]
+            path["frame1"], path["frame"] = frames[i1], frames[i1 + 1]
             if (end is not None and path["frame"] > end) or _between(creates, req, path["frame"]):
                 continue
+            _steps(path, get)
             started = _between(calls_in, path["rwrite"], path["rread"])
             finished = _between(calls_out, path["rwrite"], path["rread"])
             if len(started) == 1 and len(finished) == 1:
@@ -115,10 +161,24 @@ def moves(match: Marks, rules: Marks, creates: Sequence[int]) -> list[dict[str, 
     return out
 
 
+def _steps(path: dict[str, int], get: Callable[..., list[int]]) -> None:
+    """Add the marks of a move's steps to its ``path``: each the first of its
+    kind after the one it follows, all or none (none when one is missing or
+    out of order: a move whose write path waited on something else)."""
+    found: dict[str, int] = {}
+    for name, follows, precedes in _STEP_MARKS:
+        t = _after(get(name, []), found[follows] if follows in found else path[follows])
+        if t is None or t > path[precedes]:
+            return
+        found[name] = t
+    path.update(found)
+
+
 def parts(paths: list[dict[str, int]], creates: Sequence[int]) -> dict[str, list[float]]:
     """Each part's durations (µs) over the moves; ``client`` (and ``cycle``)
     only between two moves in a row, with no game created in between."""
-    out: dict[str, list[float]] = {name: [] for name in (*PARTS, "rules_call", "cycle")}
+    names = (*PARTS, "rules_call", "cycle", *(step for step, _, _ in STEPS))
+    out: dict[str, list[float]] = {name: [] for name in names}
     previous: dict[str, int] | None = None
     for p in paths:
         if (
@@ -135,6 +195,9 @@ def parts(paths: list[dict[str, int]], creates: Sequence[int]) -> dict[str, list
         out["match_decide"].append((p["append"] - p["rread"]) / 1000)
         out["jetstream"].append((p["ack"] - p["append"]) / 1000)
         out["match_out"].append((p["frame"] - p["ack"]) / 1000)
+        for step, start, end in STEPS:
+            if start in p and end in p:
+                out[step].append((p[end] - p[start]) / 1000)
         previous = p
     return out
 
@@ -195,7 +258,9 @@ def run(seconds: float = 5.0, path: str = "session_node") -> dict[str, Any]:
     out["note"] = (
         "medians (µs) of each part of a move's path at G=1, the services marked "
         "(bench/marks.py): client = the frames' way out, the client and the move's "
-        "way in; rules_call = the rules service's handling within rules"
+        "way in; rules_call = the rules service's handling within rules; the steps "
+        "(in_*, rules_out/back, decide_*, out_*) cut the parts again where a move's "
+        "work passes from one task to the next"
     )
     return out
 

@@ -10,13 +10,16 @@ about a microsecond.
 The marks (``TARGETS``), at the entry of the call unless said otherwise:
 
 * match service: ``req`` a move request decoded (``_play_move``, on
-  ``PlayMatch`` and ``PlaySession``); ``rwrite`` a message handed to the
+  ``PlayMatch`` and ``PlaySession``); ``submit>`` / ``submit<`` the write
+  path's handling of a move (``Writes._submit``); ``decide>`` /
+  ``decide<`` its rules call (``GrpcRules.decide``: the request built, the
+  answer turned into a decision); ``rwrite`` a message handed to the
   rules stream; ``rread`` a message read from it (at the exit); ``append``
-  a commit's append begun; ``ack`` an answer on the JetStream ack inbox (the
-  appends', and the index's and facts' writes); ``frame`` a frame built
-  for a play or session stream (then handed to gRPC); ``create>`` /
-  ``create<`` a match created; ``index>`` / ``index<`` a write of the lobby
-  index;
+  a commit's append begun, ``appended`` its end; ``ack`` an answer on the
+  JetStream ack inbox (the appends', and the index's and facts' writes);
+  ``frame`` a frame built for a play or session stream (then handed to
+  gRPC); ``create>`` / ``create<`` a match created; ``index>`` /
+  ``index<`` a write of the lobby index;
 * rules service: ``call>`` / ``call<`` one call of an ``ApplyMoves`` stream.
 """
 
@@ -41,9 +44,12 @@ Target = tuple[str, str, str, str]
 TARGETS: dict[str, list[Target]] = {
     "services.match": [
         ("services.match.servicer", "_play_move", "req", ENTER),
+        ("services.match.writes", "Writes._submit", "submit", BOTH),
+        ("services.match.rules_grpc", "GrpcRules.decide", "decide", BOTH),
         ("grpc.aio._call", "StreamStreamCall.write", "rwrite", ENTER),
         ("grpc.aio._call", "StreamStreamCall.read", "rread", EXIT),
         ("services.match.store", "JetStreamStore.append", "append", ENTER),
+        ("services.match.store", "JetStreamStore.append", "appended", EXIT),
         ("services.match.store", "AckInbox.set_result", "ack", ENTER),
         ("services.match.servicer", "play_frame_pb", "frame", ENTER),
         ("services.match.servicer", "session_frame_pb", "frame", ENTER),

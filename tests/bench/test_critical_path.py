@@ -23,12 +23,17 @@ def _synthetic() -> tuple[critical_path.Marks, critical_path.Marks]:
 
     for start in (0, 2000, 10_000):
         at(match, "req", start)
+        at(match, "submit>", start + 10)
+        at(match, "decide>", start + 40)
         at(match, "rwrite", start + 100)
         at(rules, "call>", start + 200)
         at(rules, "call<", start + 300)
         at(match, "rread", start + 400)
+        at(match, "decide<", start + 420)
         at(match, "append", start + 450)
         at(match, "ack", start + 650)
+        at(match, "appended", start + 655)
+        at(match, "submit<", start + 670)
         at(match, "frame", start + 700)
         at(match, "frame", start + 760)
     at(match, "create>", 5000)
@@ -59,6 +64,42 @@ def test_the_parts_of_a_move_are_cut_at_its_marks() -> None:
     assert figures["create_index"] == {"n": 1, "p50_us": 200.0, "p90_us": 200.0}
 
 
+def test_the_parts_are_cut_again_at_their_steps() -> None:
+    figures = critical_path.analyse(*_synthetic())
+    expected = {
+        "in_queue": 10.0,
+        "in_checks": 30.0,
+        "in_send": 60.0,
+        "rules_out": 100.0,
+        "rules_back": 100.0,
+        "decide_wake": 20.0,
+        "decide_commit": 30.0,
+        "out_wake": 5.0,
+        "out_apply": 15.0,
+        "out_follow": 30.0,
+        "out_second": 60.0,
+    }
+    assert [step for step, _, _ in critical_path.STEPS] == list(expected)
+    for step, us in expected.items():
+        assert figures[step] == {"n": 3, "p50_us": us, "p90_us": us}, step
+    # the steps of each part add up to it
+    assert sum(expected[s] for s in ("in_queue", "in_checks", "in_send")) == 100.0
+    assert expected["rules_out"] + 100.0 + expected["rules_back"] == 300.0
+    assert sum(expected[s] for s in ("out_wake", "out_apply", "out_follow", "out_second")) == 110.0
+
+
+def test_a_move_with_a_step_out_of_order_has_parts_and_no_steps() -> None:
+    match, rules = _synthetic()
+    # the second move's write path returned after its first frame (it
+    # waited on something else meanwhile): its steps are not cut
+    match["submit<"][1] = (2000 + 720) * 1000
+    figures = critical_path.analyse(match, rules)
+    assert figures["match_out"]["n"] == 3
+    for step in ("in_queue", "decide_wake", "out_follow"):
+        assert figures[step]["n"] == 2, step
+    assert figures["rules_out"]["n"] == 3  # the rules service's own marks are whole
+
+
 def test_a_move_a_creation_interrupts_counts_for_nothing() -> None:
     match, rules = _synthetic()
     match["create>"] = [2500 * 1000]  # during the second move
@@ -80,7 +121,8 @@ def test_the_client_part_is_only_between_two_moves_in_a_row() -> None:
 
 def test_a_run_of_the_stack_marks_every_part_of_its_moves() -> None:
     figures = critical_path.run(seconds=1.0, path="play")
-    for part in (*critical_path.PARTS, "rules_call", "cycle", "create", "create_index"):
+    steps = [step for step, _, _ in critical_path.STEPS]
+    for part in (*critical_path.PARTS, "rules_call", "cycle", "create", "create_index", *steps):
         assert figures[part]["n"] >= 5, (part, figures[part])
         assert figures[part]["p50_us"] > 0, (part, figures[part])
     # the rules service's handling of a call lies within the hop to it
