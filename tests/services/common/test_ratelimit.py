@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from services.common.errors import ResourceExhausted
-from services.common.ratelimit import LimitSettings, Rate, RateLimiter
+from services.common.ratelimit import LimitSettings, Rate, RateLimiter, lease_size
 from services.common.servers import free_port
 
 
@@ -28,6 +28,47 @@ async def test_a_rate_allows_its_burst_then_says_when_to_retry(limiter) -> None:
     assert e.value.metadata["rule"] == "r" and e.value.metadata["limit"] == "5/10s"
     await limiter.check("r", rate, "bob")  # another caller has its own budget
     await limiter.check("other", rate, "alice")  # and another rule
+
+
+def test_a_lease_is_a_64th_of_the_burst_at_most_8_calls() -> None:
+    assert lease_size(Rate(5, 10)) == 1
+    assert lease_size(Rate(127, 60)) == 1  # every call of a small rule asks Redis
+    assert lease_size(Rate(128, 60)) == 2
+    assert lease_size(Rate(1200, 60)) == 8
+    assert lease_size(Rate(6000, 60)) == 8
+
+
+async def test_a_large_rate_asks_redis_once_a_lease(limiter) -> None:
+    rate = Rate(6400, 60)  # leases of 8
+    for _ in range(80):
+        await limiter.check("r", rate, "frank")
+    assert limiter.asked == 10
+    for _ in range(3):  # another caller's calls spend no lease of frank's
+        await limiter.check("r", rate, "gina")
+    assert limiter.asked == 11
+
+
+async def test_two_replicas_with_leases_admit_the_burst_and_no_more(valkey_server) -> None:
+    rate = Rate(1003, 600)  # leases of 8; the last grant is the 3 calls left
+    replicas = [RateLimiter.connect(valkey_server.url, LimitSettings()) for _ in range(2)]
+    try:
+        admitted = 0
+        refused = [False, False]
+        turn = 0
+        while not all(refused):  # each replica's calls until it is refused
+            if not refused[turn]:
+                try:
+                    await replicas[turn].check("r", rate, "hal")
+                    admitted += 1
+                except ResourceExhausted as e:
+                    assert e.reason == "rate_limited"
+                    refused[turn] = True
+            turn = 1 - turn
+        assert admitted == 1003  # every grant spent, none beyond the burst
+        assert sum(r.asked for r in replicas) <= 1003 // 8 + 3
+    finally:
+        for r in replicas:
+            await r.close()
 
 
 async def test_stream_slots_are_held_and_given_back(limiter) -> None:
