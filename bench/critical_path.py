@@ -69,6 +69,17 @@ from bench.stats import percentile
 
 PARTS = ("client", "match_in", "rules", "match_decide", "jetstream", "match_out")
 
+SPANS = (
+    ("match_in", "req", "rwrite"),
+    ("rules", "rwrite", "rread"),
+    ("rules_call", "call>", "call<"),
+    ("match_decide", "rread", "append"),
+    ("jetstream", "append", "ack"),
+    ("match_out", "ack", "frame"),
+)
+"""The parts within one move's path (all but ``client``, which spans two
+moves), and ``rules_call``: name, from mark, to mark."""
+
 STEPS = (
     ("in_queue", "req", "submit>"),
     ("in_checks", "submit>", "decide>"),
@@ -188,16 +199,9 @@ def parts(paths: list[dict[str, int]], creates: Sequence[int]) -> dict[str, list
         ):
             out["client"].append((p["req"] - previous["frame"]) / 1000)
             out["cycle"].append((p["req"] - previous["req"]) / 1000)
-        out["match_in"].append((p["rwrite"] - p["req"]) / 1000)
-        out["rules"].append((p["rread"] - p["rwrite"]) / 1000)
-        if "call>" in p:
-            out["rules_call"].append((p["call<"] - p["call>"]) / 1000)
-        out["match_decide"].append((p["append"] - p["rread"]) / 1000)
-        out["jetstream"].append((p["ack"] - p["append"]) / 1000)
-        out["match_out"].append((p["frame"] - p["ack"]) / 1000)
-        for step, start, end in STEPS:
-            if start in p and end in p:
-                out[step].append((p[end] - p[start]) / 1000)
+        for name, start, end in (*SPANS, *STEPS):
+            if start in p and end in p:  # a move's rules call and steps may be missing
+                out[name].append((p[end] - p[start]) / 1000)
         previous = p
     return out
 
