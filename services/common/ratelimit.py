@@ -253,8 +253,6 @@ class RateLimiter:
         self._streams: dict[str, str] = {}  # stream id -> its caller's key
         self._leases: OrderedDict[str, int] = OrderedDict()
         """Rate key -> the calls granted by Redis and not spent yet."""
-        self.asked = 0
-        """Rate checks that asked Redis (the others spent a lease)."""
         self._keeper: asyncio.Task[None] | None = None
         self._skip_until = 0.0
         self._warned_at = 0.0
@@ -305,7 +303,6 @@ class RateLimiter:
             FAIL_OPEN.inc()
             return
         emission_ms = rate.period_s * 1000 / rate.count
-        self.asked += 1
         try:
             granted, retry_ms = await self._gcra(
                 keys=[key], args=[emission_ms, rate.period_s * 1000, lease_size(rate)]
